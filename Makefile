@@ -1,0 +1,62 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# nvme-rdma-p2p: NVMe over Fabrics RDMA host transport with P2PDMA.
+#
+#   make [KDIR=/path/to/kernel/build] [KSRC=/path/to/kernel/source]
+#   make install          install into /lib/modules/<kernelrelease>/updates
+#   make check-style      checkpatch --strict, sparse, W=1: all must be clean
+#   make check            the whole test suite in QEMU guests
+#   make demo             boot a guest and write a verified checkpoint
+#
+# KDIR defaults to the running kernel's build tree, else the headers of
+# Debian's stock kernel (package linux-headers-amd64). The nvme host's
+# private headers come from KSRC, else /usr/src/linux-source-X.Y.tar.xz,
+# and must be the same version as KDIR.
+
+TOP := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
+
+ifeq ($(KDIR),)
+KDIR := $(wildcard /lib/modules/$(shell uname -r)/build)
+endif
+ifeq ($(KDIR),)
+KDIR := $(shell dpkg-query -W -f='$${Depends}' linux-headers-amd64 2>/dev/null | \
+	sed -n 's|^\(linux-headers-[^ ,]*\).*|/usr/src/\1|p')
+endif
+KSRC ?=
+
+KREL := $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"/\1/p' \
+	$(KDIR)/include/generated/utsrelease.h 2>/dev/null)
+GEN := $(TOP)/.gen/$(if $(KREL),$(KREL),unknown)
+
+KBUILD_ARGS := -C $(KDIR) M=$(TOP) NVME_RDMA_P2P_GEN=$(GEN)
+
+.PHONY: all modules gen install clean check-style check demo bench
+
+all: modules
+
+gen:
+	@$(TOP)/scripts/private-headers.sh "$(KDIR)" "$(KSRC)" "$(GEN)/priv"
+	@$(TOP)/scripts/compat-probe.sh "$(KDIR)" "$(GEN)/priv" \
+		"$(GEN)/nrp_probed.h"
+
+modules: gen
+	$(MAKE) $(KBUILD_ARGS) modules
+
+install: modules
+	$(MAKE) $(KBUILD_ARGS) INSTALL_MOD_DIR=updates modules_install
+
+clean:
+	$(if $(wildcard $(KDIR)/Makefile),$(MAKE) $(KBUILD_ARGS) clean)
+	rm -rf $(TOP)/.gen
+
+check-style: gen
+	@$(TOP)/scripts/check-style.sh "$(KDIR)" "$(GEN)"
+
+check:
+	@$(TOP)/tools/testing/run-all.sh
+
+demo:
+	@$(TOP)/tools/demo.sh
+
+bench:
+	@$(TOP)/tools/bench/run.sh

@@ -1,0 +1,44 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# checkpatch --strict, sparse (C=2) and W=1 over the module: any finding fails.
+#
+#   scripts/check-style.sh KDIR GEN
+set -u
+kdir=$1 gen=$2
+top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/tools/vm/lib.sh"
+fail=0
+
+src=$(nrp_src_tree) || exit 1
+files=$(cd "$top" && git ls-files 'drivers/*.c' 'drivers/*.h' 'include/*.h' \
+	'tools/*.c' 'tools/*.h' 2>/dev/null)
+[ -n "$files" ] || files=$(cd "$top" && find drivers include -name '*.[ch]')
+
+echo "== checkpatch --strict"
+# shellcheck disable=SC2086
+(cd "$top" && perl "$src/scripts/checkpatch.pl" --strict --no-tree --quiet \
+	--ignore FILE_PATH_CHANGES -f $files) || fail=1
+
+# sparse and W=1 in a scratch copy, so that a full rebuild does not
+# disturb the objects of an ordinary build.
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cp -a "$top/Kbuild" "$top/drivers" "$top/include" "$work/"
+find "$work" -name '*.o' -o -name '*.cmd' -o -name '*.ko' | xargs rm -f
+
+echo "== sparse (C=2) and W=1"
+command -v sparse >/dev/null || { echo "sparse is not installed (apt-get install sparse)"; exit 1; }
+make -s -C "$kdir" M="$work" NVME_RDMA_P2P_GEN="$gen" C=2 W=1 modules \
+	>"$work/build.log" 2>&1 || fail=1
+# Kbuild's own notes are not findings; everything else a checker says is.
+if grep -vE '^(Skipping BTF generation|make\[[0-9]+\]: (Entering|Leaving))' \
+	"$work/build.log" | grep -E 'warning|error|sparse' ; then
+	fail=1
+fi
+
+if [ "$fail" = 0 ]; then
+	echo "check-style: clean"
+else
+	echo "check-style: FAILED"
+fi
+exit "$fail"

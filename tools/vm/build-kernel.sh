@@ -1,0 +1,87 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Build (or reuse) a guest kernel flavour from linux-source-6.1.
+#
+#   tools/vm/build-kernel.sh p2p|debug
+#
+# The result lives in $NRP_CACHE/kernel/<flavour>-<key>/, where key hashes
+# the source version, the config fragments and this script: nothing is
+# rebuilt unless one of those changes. Prints the kernel directory.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+flavour=${1:-p2p}
+frags=$(nrp_flavour_fragments "$flavour")
+kdir=$(nrp_kernel_dir "$flavour")
+
+if [ -e "$kdir/.done" ]; then
+	echo "$kdir"
+	exit 0
+fi
+
+mkdir -p "$NRP_CACHE/kernel"
+exec 9>"$NRP_CACHE/kernel/.lock-$flavour"
+flock 9
+if [ -e "$kdir/.done" ]; then
+	echo "$kdir"
+	exit 0
+fi
+
+src=$(nrp_src_tree)
+obj=$kdir/build
+rm -rf "$kdir"
+mkdir -p "$obj"
+
+# allnoconfig plus our fragments keeps the build to what a test guest uses.
+# shellcheck disable=SC2086
+cat $frags >"$kdir/fragment.config"
+nrp_log "configuring $flavour kernel in $kdir"
+make -s -C "$src" O="$obj" KCONFIG_ALLCONFIG="$kdir/fragment.config" \
+	allnoconfig >"$kdir/config.log" 2>&1 || {
+	cat "$kdir/config.log" >&2
+	nrp_die "kernel configuration failed"
+}
+
+# Every symbol the fragments ask for must have survived Kconfig's
+# dependency resolution; a silently dropped option is a broken guest.
+bad=0
+while IFS= read -r line; do
+	case "$line" in
+	CONFIG_*=*)	want=$line ;;
+	"# CONFIG_"*" is not set") want=$line ;;
+	*)		continue ;;
+	esac
+	sym=${want#\# }
+	sym=${sym%%[= ]*}
+	# the last assignment in the merged fragment wins
+	last=$(grep -E "^(# )?$sym[= ]" "$kdir/fragment.config" | tail -n1)
+	[ "$last" = "$line" ] || continue
+	if ! grep -qxF -- "$want" "$obj/.config"; then
+		got=$(grep -E "^(# )?$sym[= ]" "$obj/.config" || echo "$sym absent")
+		echo "config: wanted '$want', got '$got'" >&2
+		bad=1
+	fi
+done <"$kdir/fragment.config"
+[ "$bad" = 0 ] || nrp_die "config fragment not satisfiable (see above)"
+
+jobs=$(($(nproc) + 1))
+nrp_log "building $flavour kernel (make -j$jobs), log: $kdir/build.log"
+make -C "$src" O="$obj" -j"$jobs" bzImage modules >"$kdir/build.log" 2>&1 &
+pid=$!
+start=$SECONDS
+while kill -0 "$pid" 2>/dev/null; do
+	sleep 30
+	n=$(grep -cE '^\s+(CC|LD|AR|AS)\b' "$kdir/build.log" || true)
+	nrp_log "  $flavour kernel: $n objects, $((SECONDS - start)) s"
+done
+wait "$pid" || {
+	tail -n 40 "$kdir/build.log" >&2
+	nrp_die "kernel build failed"
+}
+make -s -C "$src" O="$obj" INSTALL_MOD_PATH="$kdir/mods" \
+	INSTALL_MOD_STRIP=1 modules_install >>"$kdir/build.log" 2>&1
+make -s -C "$src" O="$obj" kernelrelease >"$kdir/kernelrelease"
+cp "$obj/arch/x86/boot/bzImage" "$kdir/bzImage"
+nrp_log "$flavour kernel $(cat "$kdir/kernelrelease") built in $((SECONDS - start)) s"
+touch "$kdir/.done"
+echo "$kdir"

@@ -1,0 +1,57 @@
+# SPDX-License-Identifier: GPL-2.0
+# Shared helpers of the host-side scripts: where things are cached, which
+# kernel source is installed, how guest kernels are named.
+
+NRP_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+NRP_CACHE=${NRP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nvme-rdma-p2p}
+NRP_SRC_TARBALL=${NRP_SRC_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
+NRP_STOCK_KVER=${NRP_STOCK_KVER:-6.1.0-57-amd64}
+
+nrp_die() { echo "error: $*" >&2; exit 1; }
+nrp_log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
+
+# Debian package version of the kernel source tarball (6.1.192-3).
+nrp_src_pkgver() {
+	dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null ||
+		nrp_die "linux-source-6.1 is not installed (apt-get install linux-source-6.1)"
+}
+
+# Extract the whole source tree once; guest kernels and private headers use it.
+nrp_src_tree() {
+	local ver dir
+	ver=$(nrp_src_pkgver) || exit 1
+	dir=$NRP_CACHE/src/linux-source-6.1-$ver
+	if [ ! -e "$dir/.extracted" ]; then
+		[ -r "$NRP_SRC_TARBALL" ] || nrp_die "$NRP_SRC_TARBALL missing"
+		nrp_log "extracting $NRP_SRC_TARBALL to $dir"
+		rm -rf "$dir.tmp" && mkdir -p "$dir.tmp"
+		tar -xJf "$NRP_SRC_TARBALL" -C "$dir.tmp" --strip-components=1
+		rm -rf "$dir" && mv "$dir.tmp" "$dir" && touch "$dir/.extracted"
+	fi
+	echo "$dir"
+}
+
+# Config fragments that make up a guest kernel flavour, in order.
+nrp_flavour_fragments() {
+	local c=$NRP_TOP/tools/vm/config
+	case "$1" in
+	p2p)	echo "$c/p2p.config" ;;
+	debug)	echo "$c/p2p.config $c/debug.config" ;;
+	*)	nrp_die "unknown guest kernel flavour '$1' (p2p, debug)" ;;
+	esac
+}
+
+# Cache key: source version, fragments and the build recipe itself.
+nrp_kernel_key() {
+	local frags
+	frags=$(nrp_flavour_fragments "$1") || exit 1
+	# shellcheck disable=SC2086
+	{ nrp_src_pkgver; cat $frags "$NRP_TOP/tools/vm/build-kernel.sh"; } |
+		sha256sum | cut -c1-12
+}
+
+nrp_kernel_dir() {
+	local key
+	key=$(nrp_kernel_key "$1") || exit 1
+	echo "$NRP_CACHE/kernel/$1-$key"
+}
