@@ -11,6 +11,8 @@
 set -eu
 
 kdir=$1 ksrc=$2 out=$3
+# called from make: do not let its flags change what sub-makes print
+unset MAKEFLAGS MFLAGS MAKELEVEL
 die() { echo "nvme-rdma-p2p: $*" >&2; exit 1; }
 
 [ -n "$kdir" ] && [ -f "$kdir/Makefile" ] && [ -f "$kdir/include/generated/utsrelease.h" ] ||

@@ -84,4 +84,8 @@ make -s -C "$src" O="$obj" kernelrelease >"$kdir/kernelrelease"
 cp "$obj/arch/x86/boot/bzImage" "$kdir/bzImage"
 nrp_log "$flavour kernel $(cat "$kdir/kernelrelease") built in $((SECONDS - start)) s"
 touch "$kdir/.done"
+# Older builds of this flavour are dead weight once their key changed.
+for old in "$NRP_CACHE/kernel/$flavour"-*; do
+	[ "$old" = "$kdir" ] || rm -rf "$old"
+done
 echo "$kdir"

@@ -41,12 +41,16 @@ nrp_flavour_fragments() {
 	esac
 }
 
-# Cache key: source version, fragments and the build recipe itself.
+# Bump when the way a kernel is built changes (make targets, install
+# layout); editing the script's comments or progress output does not.
+NRP_KERNEL_RECIPE=1
+
+# Cache key: source version, config fragments and the build recipe.
 nrp_kernel_key() {
 	local frags
 	frags=$(nrp_flavour_fragments "$1") || exit 1
 	# shellcheck disable=SC2086
-	{ nrp_src_pkgver; cat $frags "$NRP_TOP/tools/vm/build-kernel.sh"; } |
+	{ nrp_src_pkgver; cat $frags; echo "recipe $NRP_KERNEL_RECIPE"; } |
 		sha256sum | cut -c1-12
 }
 

@@ -1,0 +1,20 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The main job: boot the P2PDMA guest kernel, build a soft-RoCE fabric and a
+# kernel NVMe target in it, connect with nvme-rdma-p2p through nvme-cli,
+# write a checkpoint to the remote namespace, read it back, verify it, and
+# say what happened.
+#
+#   tools/demo.sh [SIZE_MIB]
+set -euo pipefail
+. "$(dirname "$0")/vm/lib.sh"
+
+size=${1:-256}
+"$NRP_TOP/tools/setup.sh"
+out=$(mktemp -d /tmp/nrp-demo.XXXXXX)
+"$NRP_TOP/tools/vm/run-guest.sh" --kernel p2p --out "$out" --timeout 900 \
+	-- tools/demo-guest.sh "$size" || {
+	cat "$out/output.txt" 2>/dev/null
+	nrp_die "demo failed, guest output in $out"
+}
+cat "$out/output.txt"

@@ -1,0 +1,17 @@
+# SPDX-License-Identifier: GPL-2.0
+# Host-side tests: exit 0 pass, 1 fail, 4 skip (kselftest codes).
+set -u
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
+. "$TOP/tools/vm/lib.sh"
+STOCK_KDIR=/usr/src/linux-headers-$NRP_STOCK_KVER
+fail() { echo "FAIL: $*"; exit 1; }
+skip() { echo "SKIP: $*"; exit 4; }
+
+# A scratch copy of the tracked tree, as a fresh clone would have it.
+scratch_tree() {
+	local d
+	d=$(mktemp -d)
+	(cd "$TOP" && git ls-files -z --cached --others --exclude-standard |
+		xargs -0 cp --parents -t "$d" 2>/dev/null)
+	echo "$d"
+}

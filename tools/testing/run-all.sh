@@ -1,0 +1,112 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The whole test suite: host-side checks, then the in-guest suite on every
+# guest kernel. Ends with "N passed, N failed, N skipped".
+#
+#   tools/testing/run-all.sh [--kernels "stock p2p debug"] [--out DIR] [TEST...]
+#
+# TEST names in-guest tests (e.g. module_load); default: all of them.
+set -uo pipefail
+. "$(dirname "$0")/../vm/lib.sh"
+
+kernels=${NRP_KERNELS:-"stock p2p debug"}
+out=
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--kernels)	kernels=$2; shift 2 ;;
+	--out)		out=$2; shift 2 ;;
+	--)		shift; break ;;
+	-*)		nrp_die "unknown option $1" ;;
+	*)		break ;;
+	esac
+done
+[ -n "$out" ] || out=$(mktemp -d /tmp/nrp-check.XXXXXX)
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+pass=0 fail=0 skip=0
+failed=()
+result() { # STATUS NAME [DETAIL]
+	case $1 in
+	pass)	pass=$((pass + 1)); echo "PASS  $2${3:+  ($3)}" ;;
+	skip)	skip=$((skip + 1)); echo "SKIP  $2${3:+  ($3)}" ;;
+	*)	fail=$((fail + 1)); failed+=("$2"); echo "FAIL  $2${3:+  ($3)}" ;;
+	esac
+}
+
+start=$SECONDS
+nrp_log "results in $out"
+
+# Packages and cached guest kernels: quick when everything is in place.
+setup_args=()
+case " $kernels " in *" debug "*) setup_args=(--with-debug-kernel) ;; esac
+"$NRP_TOP/tools/setup.sh" "${setup_args[@]}" || nrp_die "setup failed"
+
+# Host-side tests: the build and its checks.
+for t in "$NRP_TOP"/tools/testing/host/test_*.sh; do
+	name=host/$(basename "$t" .sh)
+	name=${name/test_/}
+	bash "$t" >"$out/${name//\//-}.log" 2>&1
+	case $? in
+	0) result pass "$name" ;;
+	4) result skip "$name" "$(tail -n1 "$out/${name//\//-}.log")" ;;
+	*) result fail "$name"; sed 's/^/      /' "$out/${name//\//-}.log" | tail -n 20 ;;
+	esac
+done
+
+# One guest boot per kernel runs the whole in-guest suite.
+foreign=
+for k in $kernels; do
+	# the module built for another kernel, to check that loading it is refused
+	case $k in
+	stock)	other=p2p ;;
+	*)	other=stock ;;
+	esac
+	if fdir=$("$NRP_TOP/tools/vm/build-module.sh" "$other" 2>"$out/build-$other.log"); then
+		foreign=$fdir/nvme-rdma-p2p.ko
+	else
+		result fail "$k/build-foreign-module" "see $out/build-$other.log"
+		foreign=
+	fi
+	gout=$out/guest-$k
+	nrp_log "guest $k: running the in-guest suite"
+	tools=$NRP_TOP/tools/testing/selftests/nvme-rdma-p2p
+	"$NRP_TOP/tools/vm/run-guest.sh" --kernel "$k" --out "$gout" \
+		--timeout "${NRP_GUEST_TIMEOUT:-2400}" --foreign-ko "$foreign" \
+		-- "$tools/run_tests.sh" "$@" 2>"$out/guest-$k.log"
+	grc=$?
+	while IFS= read -r line; do
+		case "$line" in
+		"ok "*"# SKIP"*)
+			n=$(echo "$line" | sed -E 's/^ok [0-9]+ ([^ ]+).*/\1/')
+			result skip "$k/$n" "${line#*# SKIP }" ;;
+		"ok "*)
+			n=$(echo "$line" | sed -E 's/^ok [0-9]+ ([^ ]+).*/\1/')
+			result pass "$k/$n" ;;
+		"not ok "*)
+			n=$(echo "$line" | sed -E 's/^not ok [0-9]+ ([^ ]+).*/\1/')
+			result fail "$k/$n" "${line#*# }"
+			# show what the failing test said
+			awk -v t="# --- $n" '$0 == t {p = 1; next} /^# --- / {p = 0} p' \
+				"$gout/output.txt" | tail -n 15 | sed 's/^/      /' ;;
+		esac
+	done <"$gout/output.txt"
+	# The boot itself is a test: a splat, a hang or a lost guest fails it.
+	case $grc in
+	0|1)	if [ -s "$gout/splats.txt" ]; then
+			result fail "$k/kernel-log-clean" "see $gout/splats.txt"
+			head -n 20 "$gout/splats.txt" | sed 's/^/      /'
+		else
+			result pass "$k/kernel-log-clean"
+		fi ;;
+	*)	result fail "$k/guest-completed" "timeout or crash, see $gout/console.log"
+		tail -n 20 "$gout/console.log" | sed 's/^/      /' ;;
+	esac
+done
+
+nrp_log "finished in $((SECONDS - start)) s"
+if [ ${#failed[@]} -gt 0 ]; then
+	echo "failed: ${failed[*]}"
+fi
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" = 0 ]

@@ -1,0 +1,138 @@
+# SPDX-License-Identifier: GPL-2.0
+# Helpers for the in-guest tests: results, the module under test, and the
+# fixtures (soft RDMA on a veth pair, a kernel nvmet-rdma target).
+#
+# Each test sources this file, sets up what it needs, and registers its
+# teardown with nrp_cleanup_push, so a failing test still leaves the guest
+# clean for the next one.
+set -u
+
+KSFT_PASS=0
+KSFT_FAIL=1
+KSFT_SKIP=4
+
+NRP_MOD=nvme_rdma_p2p
+# Addresses live on a veth pair inside a guest that has no NIC at all.
+NRP_TGT_IP4=${NRP_TGT_IP4:-10.99.0.1}
+NRP_HOST_IP4=${NRP_HOST_IP4:-10.99.0.2}
+NRP_TGT_IP6=${NRP_TGT_IP6:-fd99::1}
+NRP_HOST_IP6=${NRP_HOST_IP6:-fd99::2}
+NRP_PORT=${NRP_PORT:-4420}
+NRP_SUBNQN=${NRP_SUBNQN:-nqn.2026-11.io.nvme-rdma-p2p:test}
+NRP_HOSTNQN=${NRP_HOSTNQN:-nqn.2026-11.io.nvme-rdma-p2p:host}
+# An alternate transport name, so that the in-tree nvme_rdma keeps "rdma".
+NRP_TRANSPORT=${NRP_TRANSPORT:-rdma_p2p}
+
+_nrp_cleanups=()
+nrp_cleanup_push() { _nrp_cleanups+=("$*"); }
+_nrp_run_cleanups() {
+	local i
+	for ((i = ${#_nrp_cleanups[@]} - 1; i >= 0; i--)); do
+		eval "${_nrp_cleanups[$i]}" >/dev/null 2>&1 || true
+	done
+	_nrp_cleanups=()
+}
+trap _nrp_run_cleanups EXIT
+
+nrp_log() { echo "$*"; }
+nrp_fail() { echo "FAIL: $*"; exit $KSFT_FAIL; }
+nrp_skip() { echo "SKIP: $*"; exit $KSFT_SKIP; }
+nrp_pass() { exit $KSFT_PASS; }
+
+# Run a command; fail the test with its output when it fails.
+nrp_must() {
+	local out
+	out=$("$@" 2>&1) || nrp_fail "'$*' failed: $out"
+	[ -z "$out" ] || echo "$out"
+}
+
+# dmesg lines logged since nrp_dmesg_mark.
+nrp_dmesg_mark() { _nrp_dmesg_lines=$(dmesg | wc -l); }
+nrp_dmesg_since() { dmesg | tail -n +"$((${_nrp_dmesg_lines:-0} + 1))"; }
+
+nrp_mod_loaded() { [ -d "/sys/module/$1" ] && grep -q "^$1 " /proc/modules; }
+
+# Load the module under test with the given parameters.
+nrp_load() {
+	nrp_must modprobe nvme-rdma-p2p "$@"
+	nrp_cleanup_push "modprobe -r nvme-rdma-p2p"
+}
+
+# Kernel-side write to nvme-fabrics, the way nvme-cli does it; prints the
+# controller line on success, returns the errno text on failure.
+nrp_fabrics_write() {
+	local opts=$1 out
+	[ -c /dev/nvme-fabrics ] || { echo "/dev/nvme-fabrics missing"; return 1; }
+	exec 7<>/dev/nvme-fabrics || return 1
+	if ! printf '%s' "$opts" >&7 2>/tmp/nrp-fabrics.err; then
+		exec 7>&-
+		cat /tmp/nrp-fabrics.err
+		return 1
+	fi
+	out=$(head -n1 <&7)
+	exec 7>&-
+	echo "$out"
+}
+
+# Soft RDMA over a veth pair: nrp-t (target side) and nrp-h (host side).
+# $1: rxe (default) or siw.
+nrp_rdma_setup() {
+	local type=${1:-rxe}
+	modprobe veth || nrp_skip "no veth driver"
+	modprobe "rdma_$type" 2>/dev/null || modprobe "$type" 2>/dev/null ||
+		nrp_skip "no $type driver in this kernel"
+	ip link add nrp-t type veth peer name nrp-h || nrp_fail "cannot create veth pair"
+	nrp_cleanup_push "ip link del nrp-t"
+	ip addr add "$NRP_TGT_IP4/24" dev nrp-t
+	ip addr add "$NRP_HOST_IP4/24" dev nrp-h
+	ip -6 addr add "$NRP_TGT_IP6/64" dev nrp-t nodad
+	ip -6 addr add "$NRP_HOST_IP6/64" dev nrp-h nodad
+	ip link set nrp-t up
+	ip link set nrp-h up
+	rdma link add "nrp_${type}_t" type "$type" netdev nrp-t ||
+		nrp_fail "rdma link add $type on nrp-t failed"
+	nrp_cleanup_push "rdma link delete nrp_${type}_t"
+	rdma link add "nrp_${type}_h" type "$type" netdev nrp-h ||
+		nrp_fail "rdma link add $type on nrp-h failed"
+	nrp_cleanup_push "rdma link delete nrp_${type}_h"
+}
+
+# A kernel NVMe target exporting one namespace over RDMA.
+# $1: backing block device (default: a fresh 256 MiB RAM disk)
+# $2: address family ipv4 (default) or ipv6
+nrp_nvmet_setup() {
+	local dev=${1:-} fam=${2:-ipv4} cfs=/sys/kernel/config/nvmet addr
+	if [ -z "$dev" ]; then
+		modprobe brd rd_nr=1 rd_size=262144 || nrp_fail "cannot create RAM disk"
+		nrp_cleanup_push "modprobe -r brd"
+		dev=/dev/ram0
+	fi
+	modprobe nvmet-rdma || nrp_fail "cannot load nvmet-rdma"
+	nrp_cleanup_push "modprobe -r nvmet-rdma nvmet"
+	[ -d $cfs ] || mount -t configfs configfs /sys/kernel/config
+	mkdir "$cfs/subsystems/$NRP_SUBNQN" || nrp_fail "cannot create subsystem"
+	nrp_cleanup_push "rmdir $cfs/subsystems/$NRP_SUBNQN"
+	echo 1 >"$cfs/subsystems/$NRP_SUBNQN/attr_allow_any_host"
+	mkdir "$cfs/subsystems/$NRP_SUBNQN/namespaces/1"
+	nrp_cleanup_push "rmdir $cfs/subsystems/$NRP_SUBNQN/namespaces/1"
+	echo "$dev" >"$cfs/subsystems/$NRP_SUBNQN/namespaces/1/device_path"
+	echo 1 >"$cfs/subsystems/$NRP_SUBNQN/namespaces/1/enable" ||
+		nrp_fail "cannot enable namespace on $dev"
+	nrp_cleanup_push "echo 0 >$cfs/subsystems/$NRP_SUBNQN/namespaces/1/enable"
+	addr=$NRP_TGT_IP4
+	[ "$fam" = ipv6 ] && addr=$NRP_TGT_IP6
+	mkdir "$cfs/ports/1"
+	nrp_cleanup_push "rmdir $cfs/ports/1"
+	echo rdma >"$cfs/ports/1/addr_trtype"
+	echo "$fam" >"$cfs/ports/1/addr_adrfam"
+	echo "$addr" >"$cfs/ports/1/addr_traddr"
+	echo "$NRP_PORT" >"$cfs/ports/1/addr_trsvcid"
+	ln -s "$cfs/subsystems/$NRP_SUBNQN" "$cfs/ports/1/subsystems/" ||
+		nrp_fail "cannot enable nvmet port $addr:$NRP_PORT"
+	nrp_cleanup_push "rm $cfs/ports/1/subsystems/$NRP_SUBNQN"
+}
+
+# Disconnect every controller of our test subsystem (teardown helper).
+nrp_disconnect_all() {
+	nvme disconnect -n "$NRP_SUBNQN" >/dev/null 2>&1 || true
+}

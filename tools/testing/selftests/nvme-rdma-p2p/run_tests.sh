@@ -1,0 +1,46 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Run the in-guest suite as TAP (kselftest conventions): every test_*.sh is
+# one test point; exit 0 passes, 4 skips, anything else fails.
+#
+#   run_tests.sh [-t SECONDS] [TEST...]     (default: every test_*.sh)
+#
+# A test that runs longer than its limit is killed and fails.
+cd "$(dirname "$0")" || exit 1
+limit=600
+if [ "${1:-}" = -t ]; then
+	limit=$2
+	shift 2
+fi
+if [ $# -gt 0 ]; then
+	tests=("$@")
+else
+	mapfile -t tests < <(ls test_*.sh)
+fi
+
+echo "TAP version 13"
+echo "1..${#tests[@]}"
+n=0 pass=0 fail=0 skip=0
+for t in "${tests[@]}"; do
+	n=$((n + 1))
+	t=${t%.sh}.sh
+	name=${t%.sh}
+	name=${name#test_}
+	echo "# --- $name"
+	echo "nrp-selftest: start $name" >/dev/kmsg
+	start=$SECONDS
+	timeout -k 10 "$limit" bash "./$t" 2>&1 | sed -u 's/^/# /' >"/tmp/nrp-$name.log"
+	rc=${PIPESTATUS[0]}
+	cat "/tmp/nrp-$name.log"
+	echo "nrp-selftest: end $name rc=$rc" >/dev/kmsg
+	dur=$((SECONDS - start))
+	case $rc in
+	0)	echo "ok $n $name # ${dur}s"; pass=$((pass + 1)) ;;
+	4)	why=$(grep '^# SKIP: ' "/tmp/nrp-$name.log" | tail -n1 | sed 's/^# SKIP: //')
+		echo "ok $n $name # SKIP ${why:-no reason given}"; skip=$((skip + 1)) ;;
+	124|137) echo "not ok $n $name # TIMEOUT after ${limit}s"; fail=$((fail + 1)) ;;
+	*)	echo "not ok $n $name # exit $rc, ${dur}s"; fail=$((fail + 1)) ;;
+	esac
+done
+echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:$skip error:0"
+[ "$fail" = 0 ]

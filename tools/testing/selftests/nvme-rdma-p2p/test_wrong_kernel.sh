@@ -1,0 +1,17 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# A module built for another kernel is refused at load with a reason that
+# names the mismatch, and leaves nothing loaded.
+. "$(dirname "$0")/lib.sh"
+
+[ -n "${NRP_FOREIGN_KO:-}" ] && [ -r "$NRP_FOREIGN_KO" ] ||
+	nrp_skip "no module built for another kernel in this run"
+modprobe nvme-fabrics || nrp_fail "cannot load nvme-fabrics"
+nrp_dmesg_mark
+out=$(insmod "$NRP_FOREIGN_KO" 2>&1) && nrp_fail "foreign module loaded: $out"
+echo "insmod: $out"
+nrp_mod_loaded $NRP_MOD && nrp_fail "foreign module left loaded"
+why=$(nrp_dmesg_since | grep -E 'version magic|disagrees about version|no symbol version' | head -n1)
+[ -n "$why" ] || nrp_fail "kernel log does not say why the module was refused"
+echo "kernel: $why"
+nrp_pass

@@ -1,0 +1,51 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Build the module (and the test fixture modules) for one guest kernel, in
+# a private copy of the tree so builds for several kernels do not collide.
+#
+#   tools/vm/build-module.sh stock|p2p|debug
+#
+# Prints the directory holding the built .ko files.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+kernel=${1:-stock}
+case "$kernel" in
+stock)
+	kdir=/usr/src/linux-headers-$NRP_STOCK_KVER
+	ksrc=
+	;;
+*)
+	kd=$("$NRP_TOP/tools/vm/build-kernel.sh" "$kernel")
+	kdir=$kd/build
+	ksrc=$(nrp_src_tree)
+	;;
+esac
+[ -d "$kdir" ] || nrp_die "no build tree for the $kernel kernel at $kdir (apt-get install linux-headers-$NRP_STOCK_KVER)"
+
+krel=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' "$kdir/include/generated/utsrelease.h")
+work=$NRP_TOP/.build/$krel
+mkdir -p "$work/src"
+# Copy only what changed so kbuild's dependency tracking keeps working.
+cp -a --update "$NRP_TOP/Kbuild" "$NRP_TOP/Makefile" "$NRP_TOP/drivers" \
+	"$NRP_TOP/include" "$NRP_TOP/scripts" "$work/src/"
+make -s -C "$work/src" KDIR="$kdir" KSRC="$ksrc" modules >"$work/build.log" 2>&1 || {
+	cat "$work/build.log" >&2
+	nrp_die "module build for $krel failed"
+}
+mkdir -p "$work/ko"
+cp "$work/src/nvme-rdma-p2p.ko" "$work/ko/"
+for fx in "$NRP_TOP"/tools/testing/fixtures/*/Kbuild; do
+	[ -e "$fx" ] || continue
+	d=$(dirname "$fx")
+	name=$(basename "$d")
+	mkdir -p "$work/fixtures/$name"
+	cp -a --update "$d/." "$work/fixtures/$name/"
+	make -s -C "$kdir" M="$work/fixtures/$name" modules \
+		>>"$work/build.log" 2>&1 || {
+		cat "$work/build.log" >&2
+		nrp_die "fixture $name build for $krel failed"
+	}
+	cp "$work/fixtures/$name"/*.ko "$work/ko/"
+done
+echo "$work/ko"

@@ -1,0 +1,54 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# PID 1 inside the guest, after switch_root into the overlay of the host's
+# root. Runs the job the host runner described in /nrp-job/job.env, leaves
+# results in /nrp-job, and powers the guest off.
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root LANG=C.UTF-8
+
+mount -t tmpfs tmpfs /run
+mount -t tmpfs tmpfs /tmp
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+ln -sf /proc/self/fd /dev/fd
+ln -sf /proc/self/fd/0 /dev/stdin
+ln -sf /proc/self/fd/1 /dev/stdout
+ln -sf /proc/self/fd/2 /dev/stderr
+mount -t tmpfs tmpfs /dev/shm
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+mount -t configfs configfs /sys/kernel/config 2>/dev/null
+hostname nrp-guest
+ip link set lo up
+
+. /nrp-job/job.env
+export NRP_TOP NRP_KO NRP_KO_DIR NRP_FOREIGN_KO NRP_KERNEL
+
+# Install our modules the way "make install" does, so that modprobe,
+# dependencies and modprobe.d behave as on a user's machine.
+# The host runner already ran depmod over the result.
+kmods=/lib/modules/$(uname -r)
+cp -r "/nrp-job/modules$kmods/." "$kmods/"
+
+# A job that hangs is killed by the host; a job that ends powers off here.
+cd "$NRP_TOP" || exit 1
+echo "nrp-guest: $(uname -r), running: $NRP_JOB"
+bash -c "$NRP_JOB" >/nrp-job/output.txt 2>&1 </dev/null &
+job=$!
+tail -n +1 -f /nrp-job/output.txt --pid=$job 2>/dev/null &
+wait "$job"
+rc=$?
+sleep 1
+if [ -w /sys/kernel/debug/kmemleak ]; then
+	# two scans: kmemleak reports an object only once it stayed unreferenced
+	echo scan >/sys/kernel/debug/kmemleak
+	sleep 5
+	echo scan >/sys/kernel/debug/kmemleak
+	cat /sys/kernel/debug/kmemleak >/nrp-job/kmemleak.txt
+	cat /nrp-job/kmemleak.txt
+fi
+dmesg >/nrp-job/dmesg.txt
+echo "$rc" >/nrp-job/exit-status
+sync
+echo "nrp-guest: job exited $rc"
+echo o >/proc/sysrq-trigger
+sleep 30

@@ -1,0 +1,145 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Boot a guest kernel under QEMU TCG with our module and the host's root,
+# run one job in it, bring its output and exit status back.
+#
+#   tools/vm/run-guest.sh [options] -- COMMAND...
+#
+#   --kernel stock|p2p|debug  guest kernel (default: stock)
+#   --out DIR                 where console.log, output.txt, dmesg.txt go
+#                             (default: a new directory under /tmp)
+#   --timeout SECONDS         kill the guest after this long (default: 900)
+#   --mem MB                  guest memory (default: 2048)
+#   --smp N                   guest CPUs (default: 2)
+#   --qemu ARG                one extra QEMU argument (repeatable), e.g. a
+#                             P2P memory device
+#   --foreign-ko PATH         a module built for another kernel (tests
+#                             that the module refuses to load)
+#
+# COMMAND runs in the guest with bash, in the checkout. Its environment
+# has NRP_KO (our module for this kernel) and NRP_KO_DIR (the fixtures).
+# The guest runs with -nic none: no packet leaves it.
+#
+# Exit status: the job's, or 1 when the console shows a kernel splat
+# (BUG, WARNING, Oops, KASAN, lockdep, hung task, kmemleak), or 2 when the
+# guest timed out or did not finish.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+kernel=stock out= timeout=900 mem=2048 smp=2 foreign= qemu_extra=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--kernel)	kernel=$2; shift 2 ;;
+	--out)		out=$2; shift 2 ;;
+	--timeout)	timeout=$2; shift 2 ;;
+	--mem)		mem=$2; shift 2 ;;
+	--smp)		smp=$2; shift 2 ;;
+	--qemu)		qemu_extra+=("$2"); shift 2 ;;
+	--foreign-ko)	foreign=$2; shift 2 ;;
+	--)		shift; break ;;
+	-h|--help)	sed -n '3,/^set -euo/p' "$0" | sed 's/^# \{0,1\}//; /^set -euo/d'; exit 0 ;;
+	*)		nrp_die "unknown option $1 (see --help)" ;;
+	esac
+done
+[ $# -gt 0 ] || nrp_die "no command to run in the guest (see --help)"
+job="$*"
+
+case "$kernel" in
+stock)
+	kimage=/boot/vmlinuz-$NRP_STOCK_KVER
+	kmods=/lib/modules/$NRP_STOCK_KVER
+	guest_mods=
+	[ -r "$kimage" ] || nrp_die "$kimage missing (apt-get install linux-image-$NRP_STOCK_KVER)"
+	;;
+p2p|debug)
+	kd=$("$NRP_TOP/tools/vm/build-kernel.sh" "$kernel")
+	kimage=$kd/bzImage
+	kmods=$(echo "$kd"/mods/lib/modules/*)
+	guest_mods=$kmods
+	;;
+*)	nrp_die "unknown kernel '$kernel' (stock, p2p, debug)" ;;
+esac
+
+kodir=$("$NRP_TOP/tools/vm/build-module.sh" "$kernel")
+
+# The initramfs depends only on the kernel's modules and its own recipe.
+initrd_key=$( { echo "$kmods"; cat "$NRP_TOP/tools/vm/mkinitramfs.sh"; } | sha256sum | cut -c1-12)
+initrd=$NRP_CACHE/initramfs/$(basename "$kmods")-$initrd_key.cpio.gz
+if [ ! -e "$initrd" ]; then
+	mkdir -p "$(dirname "$initrd")"
+	"$NRP_TOP/tools/vm/mkinitramfs.sh" "$kmods" "$initrd"
+fi
+
+[ -n "$out" ] || out=$(mktemp -d /tmp/nrp-guest.XXXXXX)
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+rm -rf "$out"/{console.log,output.txt,dmesg.txt,kmemleak.txt,exit-status,splats.txt,modules}
+
+# Install our modules as "make install" would, with the module index made
+# here: depmod over 9p under TCG takes minutes, natively a second.
+krel=$(basename "$kmods")
+stage=$out/modules/lib/modules/$krel
+mkdir -p "$stage/updates/nvme-rdma-p2p"
+ln -s "$kmods/kernel" "$stage/kernel"
+cp "$kmods"/modules.builtin* "$kmods"/modules.order "$stage/" 2>/dev/null || true
+cp "$kodir"/*.ko "$stage/updates/nvme-rdma-p2p/"
+depmod -b "$out/modules" "$krel" || nrp_die "depmod for $krel failed"
+rm "$stage/kernel"
+cat >"$out/job.env" <<ENV
+NRP_TOP='$NRP_TOP'
+NRP_KERNEL='$kernel'
+NRP_KO='$kodir/nvme-rdma-p2p.ko'
+NRP_KO_DIR='$kodir'
+NRP_FOREIGN_KO='$foreign'
+NRP_GUEST_MODULES='$guest_mods'
+NRP_JOB='$(printf '%s' "$job" | sed "s/'/'\\\\''/g")'
+ENV
+
+accel=tcg
+qemu=(qemu-system-x86_64 -accel "$accel" -cpu max -smp "$smp" -m "$mem"
+	-nographic -nic none -no-reboot
+	-kernel "$kimage" -initrd "$initrd"
+	-append "console=ttyS0 panic=-1 loglevel=6 nokaslr"
+	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap
+	-virtfs "local,path=$out,mount_tag=job,security_model=none,multidevs=remap"
+	"${qemu_extra[@]}")
+printf '%q ' "${qemu[@]}" >"$out/qemu-cmdline"
+
+nrp_log "guest ($kernel) starting, output in $out"
+"${qemu[@]}" </dev/null >"$out/console.log" 2>&1 &
+qpid=$!
+start=$SECONDS
+timed_out=0
+while kill -0 "$qpid" 2>/dev/null; do
+	if [ $((SECONDS - start)) -ge "$timeout" ]; then
+		timed_out=1
+		kill "$qpid" 2>/dev/null
+		sleep 2
+		kill -9 "$qpid" 2>/dev/null || true
+		break
+	fi
+	sleep 1
+done
+wait "$qpid" 2>/dev/null || true
+elapsed=$((SECONDS - start))
+
+# Anything the kernel says is wrong fails the run, whatever the job said.
+splat='(BUG:|WARNING:|Oops|KASAN|kernel BUG|general protection|INFO: task .* blocked|INFO: possible .*(recursive|circular)|lockdep|unreferenced object|Call Trace:|UBSAN)'
+if grep -aE "$splat" "$out/console.log" "$out/dmesg.txt" "$out/kmemleak.txt" 2>/dev/null >"$out/splats.txt"; then
+	nrp_log "guest ($kernel): kernel reported problems:"
+	head -n 40 "$out/splats.txt" >&2
+	rc=1
+elif [ "$timed_out" = 1 ]; then
+	nrp_log "guest ($kernel): timed out after ${timeout}s; last console lines:"
+	tail -n 30 "$out/console.log" >&2
+	rc=2
+elif [ ! -s "$out/exit-status" ]; then
+	nrp_log "guest ($kernel): ended without a result; last console lines:"
+	tail -n 30 "$out/console.log" >&2
+	rc=2
+else
+	rc=$(cat "$out/exit-status")
+fi
+[ -s "$out/splats.txt" ] || rm -f "$out/splats.txt"
+nrp_log "guest ($kernel) done in ${elapsed}s, status $rc"
+exit "$rc"
