@@ -6,8 +6,9 @@
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root LANG=C.UTF-8
 
+# /tmp stays the overlay's own (already writable, and the checkout may
+# live under the host's /tmp).
 mount -t tmpfs tmpfs /run
-mount -t tmpfs tmpfs /tmp
 mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
 ln -sf /proc/self/fd /dev/fd
@@ -30,7 +31,12 @@ kmods=/lib/modules/$(uname -r)
 cp -r "/nrp-job/modules$kmods/." "$kmods/"
 
 # A job that hangs is killed by the host; a job that ends powers off here.
-cd "$NRP_TOP" || exit 1
+poweroff_now() {
+	sync
+	echo o >/proc/sysrq-trigger
+	sleep 30
+}
+cd "$NRP_TOP" || { echo "nrp-guest: no checkout at $NRP_TOP"; poweroff_now; }
 echo "nrp-guest: $(uname -r), running: $NRP_JOB"
 bash -c "$NRP_JOB" >/nrp-job/output.txt 2>&1 </dev/null &
 job=$!
@@ -48,7 +54,5 @@ if [ -w /sys/kernel/debug/kmemleak ]; then
 fi
 dmesg >/nrp-job/dmesg.txt
 echo "$rc" >/nrp-job/exit-status
-sync
 echo "nrp-guest: job exited $rc"
-echo o >/proc/sysrq-trigger
-sleep 30
+poweroff_now
