@@ -35,7 +35,9 @@ make -s -C "$work/src" KDIR="$kdir" KSRC="$ksrc" modules >"$work/build.log" 2>&1
 }
 mkdir -p "$work/ko"
 cp "$work/src/nvme-rdma-p2p.ko" "$work/ko/"
-for fx in "$NRP_TOP"/tools/testing/fixtures/*/Kbuild; do
+# Test fixtures that are kernel modules (tools/<name>/Kbuild), e.g. the
+# GPU-BAR stand-in.
+for fx in "$NRP_TOP"/tools/*/Kbuild; do
 	[ -e "$fx" ] || continue
 	d=$(dirname "$fx")
 	name=$(basename "$d")
