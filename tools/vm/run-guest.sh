@@ -128,7 +128,7 @@ wait "$qpid" 2>/dev/null || true
 elapsed=$((SECONDS - start))
 
 # Anything the kernel says is wrong fails the run, whatever the job said.
-splat='(BUG:|WARNING:|Oops|KASAN|kernel BUG|general protection|INFO: task .* blocked|INFO: possible .*(recursive|circular)|lockdep|unreferenced object|Call Trace:|UBSAN)'
+splat='(BUG:|WARNING:|Oops|KASAN|kernel BUG|general protection|INFO: task .* blocked|INFO: possible .*(recursive|circular)|unreferenced object|Call Trace:|UBSAN)'
 if grep -aE "$splat" "$out/console.log" "$out/dmesg.txt" "$out/kmemleak.txt" 2>/dev/null >"$out/splats.txt"; then
 	nrp_log "guest ($kernel): kernel reported problems:"
 	head -n 40 "$out/splats.txt" >&2
