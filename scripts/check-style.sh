@@ -36,6 +36,20 @@ if grep -vE '^(Skipping BTF generation|make\[[0-9]+\]: (Entering|Leaving))' \
 	fail=1
 fi
 
+# The fixture modules under tools/ are held to the same standard.
+for kb in "$top"/tools/*/Kbuild; do
+	[ -e "$kb" ] || continue
+	d=$(dirname "$kb")
+	w=$work/fixture-$(basename "$d")
+	cp -a "$d" "$w"
+	find "$w" -name '*.o' -o -name '*.cmd' -o -name '*.ko' | xargs rm -f
+	make -s -C "$kdir" M="$w" C=2 W=1 modules >"$w.log" 2>&1 || fail=1
+	if grep -vE '^(Skipping BTF generation|make\[[0-9]+\]: (Entering|Leaving))' \
+		"$w.log" | grep -E 'warning|error|sparse'; then
+		fail=1
+	fi
+done
+
 if [ "$fail" = 0 ]; then
 	echo "check-style: clean"
 else

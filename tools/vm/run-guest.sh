@@ -15,6 +15,9 @@
 #                             P2P memory device
 #   --foreign-ko PATH         a module built for another kernel (tests
 #                             that the module refuses to load)
+#   --gpu-mem SIZE            size of the simulated GPU BAR, a QEMU ivshmem
+#                             device backed outside guest RAM (default
+#                             256M; 0 for none)
 #
 # COMMAND runs in the guest with bash, in the checkout. Its environment
 # has NRP_KO (our module for this kernel) and NRP_KO_DIR (the fixtures).
@@ -26,7 +29,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-kernel=stock out= timeout=900 mem=2048 smp=2 foreign= qemu_extra=()
+kernel=stock out= timeout=900 mem=2048 smp=2 foreign= gpu_mem=256M qemu_extra=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel)	kernel=$2; shift 2 ;;
@@ -36,6 +39,7 @@ while [ $# -gt 0 ]; do
 	--smp)		smp=$2; shift 2 ;;
 	--qemu)		qemu_extra+=("$2"); shift 2 ;;
 	--foreign-ko)	foreign=$2; shift 2 ;;
+	--gpu-mem)	gpu_mem=$2; shift 2 ;;
 	--)		shift; break ;;
 	-h|--help)	sed -n '3,/^set -euo/p' "$0" | sed 's/^# \{0,1\}//; /^set -euo/d'; exit 0 ;;
 	*)		nrp_die "unknown option $1 (see --help)" ;;
@@ -61,6 +65,12 @@ p2p|debug)
 esac
 
 kodir=$("$NRP_TOP/tools/vm/build-module.sh" "$kernel")
+# User tools run in the guest from the host's build, like every binary there.
+for t in "$NRP_TOP"/tools/*/Makefile; do
+	[ -e "$t" ] || continue
+	grep -q '^# nrp-host-tool' "$t" || continue
+	make -s -C "$(dirname "$t")" || nrp_die "building $(dirname "$t") failed"
+done
 
 # The initramfs depends only on the kernel's modules and its own recipe.
 initrd_key=$( { echo "$kmods"; cat "$NRP_TOP/tools/vm/mkinitramfs.sh"; } | sha256sum | cut -c1-12)
@@ -99,6 +109,7 @@ ENV
 # lockdep: the soft-lockup watchdog then fires on a healthy kernel, so it
 # is off. Hung tasks are still detected (hung_task_timeout_secs).
 cmdline="console=ttyS0 panic=-1 loglevel=6 nokaslr nosoftlockup"
+cmdline+=" rcupdate.rcu_cpu_stall_timeout=300"
 accel=tcg
 qemu=(qemu-system-x86_64 -accel "$accel" -cpu max -smp "$smp" -m "$mem"
 	-nographic -nic none -no-reboot
@@ -107,6 +118,11 @@ qemu=(qemu-system-x86_64 -accel "$accel" -cpu max -smp "$smp" -m "$mem"
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap
 	-virtfs "local,path=$out,mount_tag=job,security_model=none,multidevs=remap"
 	"${qemu_extra[@]}")
+# A GPU's memory window stand-in: BAR2 of ivshmem, outside guest RAM.
+if [ "$gpu_mem" != 0 ]; then
+	qemu+=(-object "memory-backend-ram,id=gpumem,size=$gpu_mem"
+	       -device ivshmem-plain,memdev=gpumem)
+fi
 printf '%q ' "${qemu[@]}" >"$out/qemu-cmdline"
 
 nrp_log "guest ($kernel) starting, output in $out"

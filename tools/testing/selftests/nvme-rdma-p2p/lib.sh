@@ -136,3 +136,121 @@ nrp_nvmet_setup() {
 nrp_disconnect_all() {
 	nvme disconnect -n "$NRP_SUBNQN" >/dev/null 2>&1 || true
 }
+
+# --- the transport under test -------------------------------------------
+
+NRP_DEBUGFS=/sys/kernel/debug/nvme-rdma-p2p
+
+# Load our module under the alternate transport name (or $1).
+nrp_load_ours() {
+	local name=${1:-$NRP_TRANSPORT}
+	shift || true
+	nrp_load transport="$name" "$@"
+}
+
+# The full fixture most transport tests want: soft RDMA, a target on a RAM
+# disk of $1 MiB (default 256), our module loaded.
+nrp_std_setup() {
+	local mib=${1:-256}
+	nrp_rdma_setup "${NRP_RDMA_TYPE:-rxe}"
+	modprobe brd rd_nr=1 rd_size=$((mib * 1024)) || nrp_fail "cannot create RAM disk"
+	nrp_cleanup_push "modprobe -r brd"
+	nrp_nvmet_setup /dev/ram0 "${NRP_FAMILY:-ipv4}"
+	nrp_load_ours
+}
+
+# nvme connect through our transport; extra nvme-cli options follow.
+# Prints the controller name (nvmeX).
+nrp_connect() {
+	local addr=$NRP_TGT_IP4 out ctrl
+	[ "${NRP_FAMILY:-ipv4}" = ipv6 ] && addr=$NRP_TGT_IP6
+	out=$(nvme connect -t "$NRP_TRANSPORT" -a "$addr" -s "$NRP_PORT" \
+		-n "$NRP_SUBNQN" "$@" 2>&1) || nrp_fail "nvme connect failed: $out"
+	nrp_cleanup_push nrp_disconnect_all
+	ctrl=$(nrp_ctrl_of_subsys "$NRP_SUBNQN")
+	[ -n "$ctrl" ] || nrp_fail "connect returned but no controller for $NRP_SUBNQN: $out"
+	echo "$ctrl"
+}
+
+# First live controller (nvmeX) of a subsystem NQN.
+nrp_ctrl_of_subsys() {
+	local c
+	for c in /sys/class/nvme/nvme*; do
+		[ -e "$c/subsysnqn" ] || continue
+		[ "$(cat "$c/subsysnqn")" = "$1" ] || continue
+		basename "$c"
+		return 0
+	done
+	return 1
+}
+
+# The namespace block device of controller $1: the multipath head disk when
+# nvme_core.multipath is on (it lives under the nvme-subsystem), else the
+# controller's own disk.
+nrp_ns_dev() {
+	local ctrl=$1 d n i
+	for i in $(seq 50); do
+		for d in /sys/class/nvme-subsystem/*; do
+			[ -e "$d/$ctrl" ] || continue
+			for n in "$d"/nvme*n1 /sys/class/nvme/"$ctrl"/nvme*n1; do
+				[ -e "$n" ] || continue
+				n=$(basename "$n")
+				case $n in *c*n*) continue ;; esac
+				[ -b "/dev/$n" ] && { echo "/dev/$n"; return 0; }
+			done
+		done
+		sleep 0.2
+	done
+	return 1
+}
+
+# The per-path disk of controller $1 (nvmeXcYnZ with multipath, else nvmeXnY):
+# where a transport's queue limits and flags are visible.
+nrp_path_disk() {
+	local p
+	p=$(ls -d /sys/class/nvme/"$1"/nvme*n1 2>/dev/null | head -n1)
+	[ -n "$p" ] && basename "$p"
+}
+
+nrp_ctrl_state() { cat "/sys/class/nvme/$1/state" 2>/dev/null; }
+
+# Wait up to $2 seconds for controller $1 to reach state $3 (default live).
+nrp_wait_state() {
+	local ctrl=$1 secs=$2 want=${3:-live} i
+	for ((i = 0; i < secs * 5; i++)); do
+		[ "$(nrp_ctrl_state "$ctrl")" = "$want" ] && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+# Is controller nvmeX driven by our module? (ours has a debugfs directory)
+nrp_ctrl_is_ours() { [ -d "$NRP_DEBUGFS/$1" ]; }
+
+# One counter of controller $1.
+nrp_stat() {
+	awk -v k="$2" '$1 == k { print $2; f = 1 } END { if (!f) print "missing" }' \
+		"$NRP_DEBUGFS/$1/stats" 2>/dev/null || echo missing
+}
+
+# fio with crc32c verification; extra fio options follow the device.
+# A failing verify or I/O error fails the test.
+nrp_fio_verify() {
+	local dev=$1 out
+	shift
+	out=$(fio --name=nrp --filename="$dev" --direct=1 --verify=crc32c \
+		--verify_fatal=1 --do_verify=1 --group_reporting \
+		--output-format=terse --terse-version=3 "$@" 2>&1) ||
+		nrp_fail "fio $* on $dev failed: $(echo "$out" | tail -n 5)"
+	echo "$out" | grep -q 'verify: bad' && nrp_fail "fio $*: verify failed"
+	return 0
+}
+
+# Nothing of ours may survive a test: no controller, module unloadable.
+nrp_assert_no_ctrls() {
+	local c
+	for c in /sys/class/nvme/nvme*; do
+		[ -e "$c" ] || continue
+		nrp_fail "controller $(basename "$c") left behind ($(cat "$c/state" 2>/dev/null))"
+	done
+}

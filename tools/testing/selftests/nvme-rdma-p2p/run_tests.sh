@@ -5,6 +5,8 @@
 #
 #   run_tests.sh [-t SECONDS] [TEST...]     (default: every test_*.sh)
 #
+# TEST is a name like module_load or test_module_load.sh.
+#
 # A test that runs longer than its limit is killed and fails.
 cd "$(dirname "$0")" || exit 1
 limit=600
@@ -23,7 +25,8 @@ echo "1..${#tests[@]}"
 n=0 pass=0 fail=0 skip=0
 for t in "${tests[@]}"; do
 	n=$((n + 1))
-	t=${t%.sh}.sh
+	t=${t%.sh}
+	t=test_${t#test_}.sh
 	name=${t%.sh}
 	name=${name#test_}
 	echo "# --- $name"
