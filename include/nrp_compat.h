@@ -36,4 +36,41 @@
 #define nrp_ib_p2p_capable(ibdev) false
 #endif
 
+/*
+ * P2P-aware mapping of a scatterlist for an RDMA device: unlike
+ * ib_dma_map_sg() it reports why a mapping failed, -EREMOTEIO meaning the
+ * peer memory cannot be reached from the device. The RDMA flavour of
+ * dma_map_sgtable() arrived together with ib_dma_pci_p2p_dma_supported(),
+ * so that probe stands for both.
+ */
+#if IS_ENABLED(CONFIG_PCI_P2PDMA) && defined(NRP_HAVE_DMA_MAP_SGTABLE) && \
+	defined(NRP_HAVE_IB_DMA_PCI_P2P_DMA_SUPPORTED)
+static inline int nrp_ib_map_sgtable(struct ib_device *ibdev,
+				     struct sg_table *sgt,
+				     enum dma_data_direction dir)
+{
+	return ib_dma_map_sgtable_attrs(ibdev, sgt, dir, 0);
+}
+
+static inline void nrp_ib_unmap_sgtable(struct ib_device *ibdev,
+					struct sg_table *sgt,
+					enum dma_data_direction dir)
+{
+	ib_dma_unmap_sgtable_attrs(ibdev, sgt, dir, 0);
+}
+#else
+static inline int nrp_ib_map_sgtable(struct ib_device *ibdev,
+				     struct sg_table *sgt,
+				     enum dma_data_direction dir)
+{
+	return -EREMOTEIO;
+}
+
+static inline void nrp_ib_unmap_sgtable(struct ib_device *ibdev,
+					struct sg_table *sgt,
+					enum dma_data_direction dir)
+{
+}
+#endif
+
 #endif /* NRP_COMPAT_H */

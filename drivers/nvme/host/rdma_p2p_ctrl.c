@@ -1,0 +1,778 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nvme-rdma-p2p: controller life cycle.
+ *
+ * States follow the nvme core: a controller is created CONNECTING and
+ * becomes LIVE once its queues are up. Any transport error moves it to
+ * RESETTING and queues err_work, which tears all queues down and goes
+ * CONNECTING; reconnect_work then retries every reconnect_delay seconds
+ * until it succeeds or ctrl_loss_tmo runs out (nvmf_should_reconnect()),
+ * when the controller is deleted. fast_io_fail_tmo is handled by the core
+ * on entering CONNECTING.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/inet.h>
+#include <linux/slab.h>
+#include <linux/wait.h>
+
+#include "nrp.h"
+
+/* needs the types nrp.h brings in */
+#include <linux/nvme-rdma.h>
+
+static LIST_HEAD(nrp_ctrls);
+static DEFINE_MUTEX(nrp_ctrls_lock);
+/* woken whenever a listed controller is freed; module exit waits here */
+static DECLARE_WAIT_QUEUE_HEAD(nrp_ctrls_freed);
+
+static void nrp_free_io_queues(struct nrp_ctrl *ctrl)
+{
+	int i;
+
+	for (i = 1; i < ctrl->ctrl.queue_count; i++)
+		nrp_free_queue(&ctrl->queues[i]);
+}
+
+static void nrp_stop_io_queues(struct nrp_ctrl *ctrl)
+{
+	int i;
+
+	for (i = 1; i < ctrl->ctrl.queue_count; i++)
+		nrp_stop_queue(&ctrl->queues[i]);
+}
+
+static int nrp_start_io_queues(struct nrp_ctrl *ctrl, int first, int last)
+{
+	int i, ret;
+
+	for (i = first; i < last; i++) {
+		ret = nrp_start_queue(ctrl, i);
+		if (ret)
+			goto out_stop_started;
+	}
+	return 0;
+
+out_stop_started:
+	while (--i >= first)
+		nrp_stop_queue(&ctrl->queues[i]);
+	return ret;
+}
+
+/*
+ * Ask the controller for as many queues as the options want (capped by
+ * CPUs and completion vectors) and split what it grants into default,
+ * read and poll queues, in that order of priority.
+ */
+static int nrp_alloc_io_queues(struct nrp_ctrl *ctrl)
+{
+	struct nvmf_ctrl_options *opts = ctrl->ctrl.opts;
+	struct ib_device *ibdev = ctrl->dev->ibdev;
+	unsigned int nr_read, nr_default, nr_poll;
+	int nr_io, left, i, ret;
+
+	nr_read = min3(opts->nr_io_queues, num_online_cpus(),
+		       (unsigned int)ibdev->num_comp_vectors);
+	nr_default = min3(opts->nr_write_queues, num_online_cpus(),
+			  (unsigned int)ibdev->num_comp_vectors);
+	nr_poll = min(opts->nr_poll_queues, num_online_cpus());
+	nr_io = nr_read + nr_default + nr_poll;
+
+	ret = nvme_set_queue_count(&ctrl->ctrl, &nr_io);
+	if (ret)
+		return ret;
+	if (nr_io <= 0) {
+		dev_err(ctrl->ctrl.device,
+			"the controller granted no I/O queues\n");
+		return -ENOMEM;
+	}
+
+	ctrl->ctrl.queue_count = nr_io + 1;
+	dev_info(ctrl->ctrl.device, "creating %d I/O queues\n", nr_io);
+
+	memset(ctrl->io_queues, 0, sizeof(ctrl->io_queues));
+	left = nr_io;
+	if (opts->nr_write_queues && nr_read < left) {
+		/*
+		 * Separate read and write queues, but only once reads have
+		 * all they asked for: they are the "I/O queues" of the
+		 * options.
+		 */
+		ctrl->io_queues[HCTX_TYPE_READ] = nr_read;
+		left -= nr_read;
+		ctrl->io_queues[HCTX_TYPE_DEFAULT] = min_t(int, nr_default,
+							   left);
+		left -= ctrl->io_queues[HCTX_TYPE_DEFAULT];
+	} else {
+		/* reads and writes share the default queues */
+		ctrl->io_queues[HCTX_TYPE_DEFAULT] = min_t(int, nr_read, left);
+		left -= ctrl->io_queues[HCTX_TYPE_DEFAULT];
+	}
+	if (opts->nr_poll_queues && left)
+		ctrl->io_queues[HCTX_TYPE_POLL] = min_t(int, nr_poll, left);
+
+	for (i = 1; i < ctrl->ctrl.queue_count; i++) {
+		ret = nrp_alloc_queue(ctrl, i, ctrl->ctrl.sqsize + 1);
+		if (ret)
+			goto out_free_queues;
+	}
+	return 0;
+
+out_free_queues:
+	while (--i >= 1)
+		nrp_free_queue(&ctrl->queues[i]);
+	return ret;
+}
+
+static void nrp_destroy_admin_queue(struct nrp_ctrl *ctrl)
+{
+	if (ctrl->aen_qe.buf) {
+		/* the async event work must not post from a freed buffer */
+		cancel_work_sync(&ctrl->ctrl.async_event_work);
+		nrp_free_qe(ctrl->dev->ibdev, &ctrl->aen_qe,
+			    sizeof(struct nvme_command), DMA_TO_DEVICE);
+	}
+	nrp_free_queue(&ctrl->queues[0]);
+	/* the device is only held by live queues */
+	ctrl->dev = NULL;
+}
+
+static int nrp_configure_admin_queue(struct nrp_ctrl *ctrl, bool new)
+{
+	struct ib_device *ibdev;
+	int ret;
+
+	ret = nrp_alloc_queue(ctrl, 0, NVME_AQ_DEPTH);
+	if (ret)
+		return ret;
+
+	ctrl->dev = ctrl->queues[0].dev;
+	ibdev = ctrl->dev->ibdev;
+	WRITE_ONCE(ctrl->ibdev, ibdev);
+	ctrl->ctrl.numa_node = ibdev_to_node(ibdev);
+	ctrl->max_fr_pages = nrp_max_fr_pages(ibdev);
+	/* decided here, where the device is pinned; read by namespace scan */
+	WRITE_ONCE(ctrl->p2p_capable, nrp_ibdev_p2p_ok(ibdev));
+
+	/*
+	 * The AEN capsule stays mapped for the life of the admin queue; a
+	 * device change always rebuilds the queue.
+	 */
+	ret = nrp_alloc_qe(ibdev, &ctrl->aen_qe, sizeof(struct nvme_command),
+			   DMA_TO_DEVICE);
+	if (ret)
+		goto out_free_queue;
+
+	if (new) {
+		ret = nvme_alloc_admin_tag_set(&ctrl->ctrl, &ctrl->admin_set,
+					       &nrp_admin_mq_ops,
+					       sizeof(struct nrp_request) +
+					       NRP_FIRST_SGL_BYTES);
+		if (ret)
+			goto out_free_aen_qe;
+	}
+
+	ret = nrp_start_queue(ctrl, 0);
+	if (ret)
+		goto out_remove_admin_set;
+
+	ret = nvme_enable_ctrl(&ctrl->ctrl);
+	if (ret)
+		goto out_stop_queue;
+
+	/*
+	 * One FRWR per command bounds its size; the core then lowers this
+	 * further to the controller's MDTS.
+	 */
+	ctrl->ctrl.max_segments = ctrl->max_fr_pages;
+	ctrl->ctrl.max_hw_sectors = ctrl->max_fr_pages <<
+				    (ilog2(SZ_4K) - SECTOR_SHIFT);
+	ctrl->ctrl.max_integrity_segments = 0;
+
+	nvme_start_admin_queue(&ctrl->ctrl);
+
+	ret = nvme_init_ctrl_finish(&ctrl->ctrl);
+	if (ret)
+		goto out_quiesce;
+	return 0;
+
+out_quiesce:
+	nvme_stop_admin_queue(&ctrl->ctrl);
+	blk_sync_queue(ctrl->ctrl.admin_q);
+out_stop_queue:
+	nrp_stop_queue(&ctrl->queues[0]);
+	nvme_cancel_admin_tagset(&ctrl->ctrl);
+out_remove_admin_set:
+	if (new) {
+		/* a quiesced queue would keep its users' requests forever */
+		nvme_start_admin_queue(&ctrl->ctrl);
+		nvme_remove_admin_tag_set(&ctrl->ctrl);
+	}
+out_free_aen_qe:
+	nrp_free_qe(ibdev, &ctrl->aen_qe, sizeof(struct nvme_command),
+		    DMA_TO_DEVICE);
+out_free_queue:
+	nrp_free_queue(&ctrl->queues[0]);
+	ctrl->dev = NULL;
+	return ret;
+}
+
+static int nrp_alloc_io_tag_set(struct nrp_ctrl *ctrl)
+{
+	return nvme_alloc_io_tag_set(&ctrl->ctrl, &ctrl->io_set,
+				     &nrp_io_mq_ops,
+				     ctrl->ctrl.opts->nr_poll_queues ?
+				     HCTX_MAX_TYPES : 2,
+				     sizeof(struct nrp_request) +
+				     NRP_FIRST_SGL_BYTES);
+}
+
+static int nrp_configure_io_queues(struct nrp_ctrl *ctrl, bool new)
+{
+	int ret, nr_known;
+
+	ret = nrp_alloc_io_queues(ctrl);
+	if (ret)
+		return ret;
+
+	if (new) {
+		ret = nrp_alloc_io_tag_set(ctrl);
+		if (ret)
+			goto out_free_io_queues;
+	}
+
+	/*
+	 * After a reconnect the controller may grant a different number of
+	 * queues than the tag set was built for. Start the ones the tag set
+	 * knows, resize it, then start any new ones.
+	 */
+	nr_known = min_t(int, ctrl->io_set.nr_hw_queues + 1,
+			 ctrl->ctrl.queue_count);
+	ret = nrp_start_io_queues(ctrl, 1, nr_known);
+	if (ret)
+		goto out_cancel_tagset;
+
+	if (!new) {
+		nvme_start_freeze(&ctrl->ctrl);
+		nvme_start_queues(&ctrl->ctrl);
+		if (!nvme_wait_freeze_timeout(&ctrl->ctrl, NVME_IO_TIMEOUT)) {
+			/*
+			 * Something still holds requests after a full I/O
+			 * timeout: better fail this attempt than hang.
+			 */
+			ret = -ENODEV;
+			nvme_unfreeze(&ctrl->ctrl);
+			goto out_stop_io_queues;
+		}
+		blk_mq_update_nr_hw_queues(ctrl->ctrl.tagset,
+					   ctrl->ctrl.queue_count - 1);
+		nvme_unfreeze(&ctrl->ctrl);
+	}
+
+	ret = nrp_start_io_queues(ctrl, nr_known,
+				  ctrl->io_set.nr_hw_queues + 1);
+	if (ret)
+		goto out_stop_io_queues;
+	return 0;
+
+out_stop_io_queues:
+	nvme_stop_queues(&ctrl->ctrl);
+	nvme_sync_io_queues(&ctrl->ctrl);
+	nrp_stop_io_queues(ctrl);
+out_cancel_tagset:
+	nvme_cancel_tagset(&ctrl->ctrl);
+	if (new) {
+		nvme_start_queues(&ctrl->ctrl);
+		nvme_remove_io_tag_set(&ctrl->ctrl);
+	}
+out_free_io_queues:
+	nrp_free_io_queues(ctrl);
+	return ret;
+}
+
+static void nrp_teardown_admin_queue(struct nrp_ctrl *ctrl, bool remove)
+{
+	nvme_stop_admin_queue(&ctrl->ctrl);
+	blk_sync_queue(ctrl->ctrl.admin_q);
+	nrp_stop_queue(&ctrl->queues[0]);
+	nvme_cancel_admin_tagset(&ctrl->ctrl);
+	if (remove) {
+		nvme_start_admin_queue(&ctrl->ctrl);
+		nvme_remove_admin_tag_set(&ctrl->ctrl);
+	}
+	nrp_destroy_admin_queue(ctrl);
+}
+
+static void nrp_teardown_io_queues(struct nrp_ctrl *ctrl, bool remove)
+{
+	if (ctrl->ctrl.queue_count <= 1)
+		return;
+
+	nvme_stop_queues(&ctrl->ctrl);
+	nvme_sync_io_queues(&ctrl->ctrl);
+	nrp_stop_io_queues(ctrl);
+	nvme_cancel_tagset(&ctrl->ctrl);
+	if (remove) {
+		nvme_start_queues(&ctrl->ctrl);
+		nvme_remove_io_tag_set(&ctrl->ctrl);
+	}
+	nrp_free_io_queues(ctrl);
+}
+
+static void nrp_reconnect_or_remove(struct nrp_ctrl *ctrl)
+{
+	enum nvme_ctrl_state state = nvme_ctrl_state(&ctrl->ctrl);
+
+	/* a reset or delete took over */
+	if (state != NVME_CTRL_CONNECTING) {
+		WARN_ON_ONCE(state == NVME_CTRL_NEW || state == NVME_CTRL_LIVE);
+		return;
+	}
+
+	if (nvmf_should_reconnect(&ctrl->ctrl)) {
+		dev_info(ctrl->ctrl.device, "reconnecting in %d seconds\n",
+			 ctrl->ctrl.opts->reconnect_delay);
+		queue_delayed_work(nvme_wq, &ctrl->reconnect_work,
+				   ctrl->ctrl.opts->reconnect_delay * HZ);
+	} else {
+		dev_info(ctrl->ctrl.device,
+			 "giving up after %d reconnect attempts, removing\n",
+			 ctrl->ctrl.nr_reconnects);
+		nvme_delete_ctrl(&ctrl->ctrl);
+	}
+}
+
+static int nrp_setup_ctrl(struct nrp_ctrl *ctrl, bool new)
+{
+	struct nvme_ctrl *nctrl = &ctrl->ctrl;
+	int ret;
+
+	ret = nrp_configure_admin_queue(ctrl, new);
+	if (ret)
+		goto out_reopen_queues;
+
+	if (nctrl->icdoff) {
+		dev_err(nctrl->device,
+			"in-capsule data offset %u is not supported\n",
+			nctrl->icdoff);
+		ret = -EOPNOTSUPP;
+		goto out_teardown_admin;
+	}
+
+	/* SGLS bit 2: keyed SGL data block descriptors, our only way */
+	if (!(nctrl->sgls & (1 << 2))) {
+		dev_err(nctrl->device,
+			"controller lacks mandatory keyed SGL support\n");
+		ret = -EOPNOTSUPP;
+		goto out_teardown_admin;
+	}
+
+	if (nctrl->opts->queue_size > nctrl->sqsize + 1)
+		dev_warn(nctrl->device,
+			 "queue_size %zu > controller sqsize %u, clamping down\n",
+			 nctrl->opts->queue_size, nctrl->sqsize + 1);
+
+	if (nctrl->sqsize + 1 > NVME_RDMA_MAX_QUEUE_SIZE) {
+		dev_warn(nctrl->device,
+			 "sqsize %u > NVMe/RDMA maximum %u, clamping down\n",
+			 nctrl->sqsize + 1, NVME_RDMA_MAX_QUEUE_SIZE);
+		nctrl->sqsize = NVME_RDMA_MAX_QUEUE_SIZE - 1;
+	}
+
+	if (nctrl->sqsize + 1 > nctrl->maxcmd) {
+		dev_warn(nctrl->device,
+			 "sqsize %u > controller maxcmd %u, clamping down\n",
+			 nctrl->sqsize + 1, nctrl->maxcmd);
+		nctrl->sqsize = nctrl->maxcmd - 1;
+	}
+
+	/* SGLS bit 20: SGL offset descriptors, i.e. in-capsule data */
+	ctrl->use_inline = nctrl->sgls & (1 << 20);
+
+	if (nctrl->queue_count > 1) {
+		ret = nrp_configure_io_queues(ctrl, new);
+		if (ret)
+			goto out_teardown_admin;
+	}
+
+	if (!nvme_change_ctrl_state(nctrl, NVME_CTRL_LIVE)) {
+		/*
+		 * Only a delete may have overtaken us, and never while the
+		 * controller is still being created (the creator would race
+		 * the delete work on the teardown).
+		 */
+		WARN_ON_ONCE(nvme_ctrl_state(nctrl) != NVME_CTRL_DELETING &&
+			     nvme_ctrl_state(nctrl) != NVME_CTRL_DELETING_NOIO);
+		WARN_ON_ONCE(new);
+		ret = -EINVAL;
+		goto out_teardown_io;
+	}
+
+	nvme_start_ctrl(nctrl);
+	return 0;
+
+out_teardown_io:
+	if (nctrl->queue_count > 1) {
+		nvme_stop_queues(nctrl);
+		nvme_sync_io_queues(nctrl);
+		nrp_stop_io_queues(ctrl);
+		nvme_cancel_tagset(nctrl);
+		if (new) {
+			nvme_start_queues(nctrl);
+			nvme_remove_io_tag_set(nctrl);
+		}
+		nrp_free_io_queues(ctrl);
+	}
+out_teardown_admin:
+	nrp_teardown_admin_queue(ctrl, new);
+out_reopen_queues:
+	if (!new) {
+		/*
+		 * Leave the queues open, as error recovery does: queued I/O
+		 * then sees a controller that is not ready and is requeued,
+		 * failed over or failed (fast_io_fail_tmo, delete) instead of
+		 * sitting in a quiesced queue, where a delete racing with
+		 * this attempt would wait for it forever.
+		 */
+		nvme_start_queues(nctrl);
+		nvme_start_admin_queue(nctrl);
+	}
+	return ret;
+}
+
+static void nrp_reconnect_work(struct work_struct *work)
+{
+	struct nrp_ctrl *ctrl = container_of(to_delayed_work(work),
+					     struct nrp_ctrl, reconnect_work);
+
+	++ctrl->ctrl.nr_reconnects;
+	nrp_stat_inc(ctrl, NRP_STAT_RECONNECT_ATTEMPTS);
+
+	if (nrp_setup_ctrl(ctrl, false)) {
+		dev_info(ctrl->ctrl.device, "reconnect attempt %d failed\n",
+			 ctrl->ctrl.nr_reconnects);
+		nrp_reconnect_or_remove(ctrl);
+		return;
+	}
+
+	nrp_stat_inc(ctrl, NRP_STAT_RECONNECTS);
+	dev_info(ctrl->ctrl.device, "reconnected after %d attempts\n",
+		 ctrl->ctrl.nr_reconnects);
+	ctrl->ctrl.nr_reconnects = 0;
+}
+
+static void nrp_err_work(struct work_struct *work)
+{
+	struct nrp_ctrl *ctrl = container_of(work, struct nrp_ctrl, err_work);
+
+	nvme_stop_keep_alive(&ctrl->ctrl);
+	flush_work(&ctrl->ctrl.async_event_work);
+	nrp_teardown_io_queues(ctrl, false);
+	/* let queued I/O fail over or wait in the requeue lists */
+	nvme_start_queues(&ctrl->ctrl);
+	nrp_teardown_admin_queue(ctrl, false);
+	nvme_start_admin_queue(&ctrl->ctrl);
+	nvme_auth_stop(&ctrl->ctrl);
+
+	if (!nvme_change_ctrl_state(&ctrl->ctrl, NVME_CTRL_CONNECTING)) {
+		/* only a delete may have overtaken the recovery */
+		WARN_ON_ONCE(nvme_ctrl_state(&ctrl->ctrl) != NVME_CTRL_DELETING &&
+			     nvme_ctrl_state(&ctrl->ctrl) != NVME_CTRL_DELETING_NOIO);
+		return;
+	}
+
+	nrp_reconnect_or_remove(ctrl);
+}
+
+/*
+ * Any context, any number of times: only the caller that moves a LIVE
+ * controller to RESETTING queues the recovery.
+ */
+void nrp_error_recovery(struct nrp_ctrl *ctrl)
+{
+	if (!nvme_change_ctrl_state(&ctrl->ctrl, NVME_CTRL_RESETTING))
+		return;
+
+	nrp_stat_inc(ctrl, NRP_STAT_RECOVERIES);
+	dev_warn(ctrl->ctrl.device, "starting error recovery\n");
+	queue_work(nvme_reset_wq, &ctrl->err_work);
+}
+
+static void nrp_shutdown_ctrl(struct nrp_ctrl *ctrl, bool shutdown)
+{
+	nrp_teardown_io_queues(ctrl, shutdown);
+	nvme_stop_admin_queue(&ctrl->ctrl);
+	if (shutdown)
+		nvme_shutdown_ctrl(&ctrl->ctrl);
+	else
+		nvme_disable_ctrl(&ctrl->ctrl);
+	nrp_teardown_admin_queue(ctrl, shutdown);
+}
+
+static void nrp_reset_work(struct work_struct *work)
+{
+	struct nrp_ctrl *ctrl = container_of(work, struct nrp_ctrl,
+					     ctrl.reset_work);
+
+	nvme_stop_ctrl(&ctrl->ctrl);
+	nrp_shutdown_ctrl(ctrl, false);
+
+	if (!nvme_change_ctrl_state(&ctrl->ctrl, NVME_CTRL_CONNECTING)) {
+		/* RESETTING can only be left by us */
+		WARN_ON_ONCE(1);
+		return;
+	}
+
+	if (nrp_setup_ctrl(ctrl, false)) {
+		++ctrl->ctrl.nr_reconnects;
+		nrp_reconnect_or_remove(ctrl);
+	}
+}
+
+static void nrp_stop_ctrl(struct nvme_ctrl *nctrl)
+{
+	struct nrp_ctrl *ctrl = to_nrp_ctrl(nctrl);
+
+	flush_work(&ctrl->err_work);
+	cancel_delayed_work_sync(&ctrl->reconnect_work);
+}
+
+static void nrp_delete_ctrl(struct nvme_ctrl *nctrl)
+{
+	struct nrp_ctrl *ctrl = to_nrp_ctrl(nctrl);
+
+	/* before the name "nvmeN" can be handed to a new controller */
+	nrp_stats_unregister(ctrl);
+	nrp_shutdown_ctrl(ctrl, true);
+}
+
+static void nrp_free_ctrl(struct nvme_ctrl *nctrl)
+{
+	struct nrp_ctrl *ctrl = to_nrp_ctrl(nctrl);
+	bool listed = !list_empty(&ctrl->node);
+
+	nrp_stats_unregister(ctrl);
+	/*
+	 * An unlisted controller failed creation: the fabrics core still
+	 * owns and frees its options.
+	 */
+	if (listed) {
+		mutex_lock(&nrp_ctrls_lock);
+		list_del_init(&ctrl->node);
+		mutex_unlock(&nrp_ctrls_lock);
+		nvmf_free_options(nctrl->opts);
+	}
+	nrp_stats_free(ctrl);
+	kfree(ctrl->queues);
+	kfree(ctrl);
+	if (listed)
+		wake_up_all(&nrp_ctrls_freed);
+}
+
+static bool nrp_supports_pci_p2pdma(struct nvme_ctrl *nctrl)
+{
+	return READ_ONCE(to_nrp_ctrl(nctrl)->p2p_capable);
+}
+
+static const struct nvme_ctrl_ops nrp_ctrl_ops = {
+	.name			= "rdma",
+	.module			= THIS_MODULE,
+	.flags			= NVME_F_FABRICS,
+	.reg_read32		= nvmf_reg_read32,
+	.reg_read64		= nvmf_reg_read64,
+	.reg_write32		= nvmf_reg_write32,
+	.subsystem_reset	= nvmf_subsystem_reset,
+	.free_ctrl		= nrp_free_ctrl,
+	.submit_async_event	= nrp_submit_async_event,
+	.delete_ctrl		= nrp_delete_ctrl,
+	.stop_ctrl		= nrp_stop_ctrl,
+	.get_address		= nvmf_get_address,
+	.supports_pci_p2pdma	= nrp_supports_pci_p2pdma,
+};
+
+/*
+ * Same association as an existing controller: same host NQN and ID,
+ * subsystem NQN, target address and port, and host address (where one
+ * was given).
+ */
+static bool nrp_ctrl_exists(struct nvmf_ctrl_options *opts)
+{
+	struct nrp_ctrl *ctrl;
+	bool found = false;
+
+	mutex_lock(&nrp_ctrls_lock);
+	list_for_each_entry(ctrl, &nrp_ctrls, node) {
+		if (nvmf_ip_options_match(&ctrl->ctrl, opts)) {
+			found = true;
+			break;
+		}
+	}
+	mutex_unlock(&nrp_ctrls_lock);
+	return found;
+}
+
+static int nrp_parse_addresses(struct nrp_ctrl *ctrl,
+			       struct nvmf_ctrl_options *opts)
+{
+	int ret;
+
+	if (!(opts->mask & NVMF_OPT_TRSVCID)) {
+		opts->trsvcid = kstrdup(__stringify(NVME_RDMA_IP_PORT),
+					GFP_KERNEL);
+		if (!opts->trsvcid)
+			return -ENOMEM;
+		opts->mask |= NVMF_OPT_TRSVCID;
+	}
+
+	ret = inet_pton_with_scope(&init_net, AF_UNSPEC, opts->traddr,
+				   opts->trsvcid, &ctrl->dst_addr);
+	if (ret) {
+		pr_err("malformed target address %s port %s: need an IPv4 or IPv6 address and a port number\n",
+		       opts->traddr, opts->trsvcid);
+		return ret;
+	}
+
+	if (opts->mask & NVMF_OPT_HOST_TRADDR) {
+		ret = inet_pton_with_scope(&init_net, AF_UNSPEC,
+					   opts->host_traddr, NULL,
+					   &ctrl->src_addr);
+		if (ret) {
+			pr_err("malformed host_traddr %s: need an IPv4 or IPv6 address\n",
+			       opts->host_traddr);
+			return ret;
+		}
+		if (ctrl->src_addr.ss_family != ctrl->dst_addr.ss_family) {
+			pr_err("host_traddr %s and traddr %s are of different address families\n",
+			       opts->host_traddr, opts->traddr);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+struct nvme_ctrl *nrp_create_ctrl(struct device *dev,
+				  struct nvmf_ctrl_options *opts)
+{
+	struct nrp_ctrl *ctrl;
+	int i, ret;
+
+	ctrl = kzalloc(sizeof(*ctrl), GFP_KERNEL);
+	if (!ctrl)
+		return ERR_PTR(-ENOMEM);
+	INIT_LIST_HEAD(&ctrl->node);
+	ctrl->ctrl.opts = opts;
+
+	ret = nrp_parse_addresses(ctrl, opts);
+	if (ret)
+		goto out_free_ctrl;
+
+	if (!opts->duplicate_connect && nrp_ctrl_exists(opts)) {
+		pr_debug("already connected to %s at %pISpcs\n",
+			 opts->subsysnqn, &ctrl->dst_addr);
+		ret = -EALREADY;
+		goto out_free_ctrl;
+	}
+
+	ret = nrp_stats_alloc(ctrl);
+	if (ret)
+		goto out_free_ctrl;
+
+	INIT_DELAYED_WORK(&ctrl->reconnect_work, nrp_reconnect_work);
+	INIT_WORK(&ctrl->err_work, nrp_err_work);
+	INIT_WORK(&ctrl->ctrl.reset_work, nrp_reset_work);
+
+	ctrl->ctrl.queue_count = opts->nr_io_queues + opts->nr_write_queues +
+				 opts->nr_poll_queues + 1;
+	ctrl->ctrl.sqsize = opts->queue_size - 1;
+	ctrl->ctrl.kato = opts->kato;
+
+	/* sized for the most the controller can grant; it may grant less */
+	ctrl->queues = kcalloc(ctrl->ctrl.queue_count, sizeof(*ctrl->queues),
+			       GFP_KERNEL);
+	if (!ctrl->queues) {
+		ret = -ENOMEM;
+		goto out_free_stats;
+	}
+	for (i = 0; i < ctrl->ctrl.queue_count; i++)
+		ctrl->queues[i].ctrl = ctrl;
+
+	ret = nvme_init_ctrl(&ctrl->ctrl, dev, &nrp_ctrl_ops, 0);
+	if (ret)
+		goto out_free_queues;
+
+	/* from here on the nvme core owns ctrl: errors go through put */
+	if (!nvme_change_ctrl_state(&ctrl->ctrl, NVME_CTRL_CONNECTING))
+		WARN_ON_ONCE(1);
+
+	ret = nrp_setup_ctrl(ctrl, true);
+	if (ret)
+		goto out_uninit_ctrl;
+
+	dev_info(ctrl->ctrl.device, "new ctrl: NQN \"%s\", addr %pISpcs\n",
+		 nvmf_ctrl_subsysnqn(&ctrl->ctrl), &ctrl->dst_addr);
+
+	nrp_stats_register(ctrl);
+
+	mutex_lock(&nrp_ctrls_lock);
+	list_add_tail(&ctrl->node, &nrp_ctrls);
+	mutex_unlock(&nrp_ctrls_lock);
+
+	return &ctrl->ctrl;
+
+out_uninit_ctrl:
+	nvme_uninit_ctrl(&ctrl->ctrl);
+	nvme_put_ctrl(&ctrl->ctrl);
+	/* a positive value is an NVMe status from Connect or Identify */
+	if (ret > 0)
+		ret = -EIO;
+	return ERR_PTR(ret);
+out_free_queues:
+	kfree(ctrl->queues);
+out_free_stats:
+	nrp_stats_free(ctrl);
+out_free_ctrl:
+	kfree(ctrl);
+	return ERR_PTR(ret);
+}
+
+/* The ib_device is going away: delete every controller that used it. */
+void nrp_delete_ctrls_on(struct ib_device *ibdev, const char *why)
+{
+	struct nrp_ctrl *ctrl;
+
+	mutex_lock(&nrp_ctrls_lock);
+	list_for_each_entry(ctrl, &nrp_ctrls, node) {
+		if (READ_ONCE(ctrl->ibdev) != ibdev)
+			continue;
+		dev_info(ctrl->ctrl.device,
+			 "deleting controller on %s: %s\n",
+			 dev_name(&ibdev->dev), why);
+		nvme_delete_ctrl(&ctrl->ctrl);
+	}
+	mutex_unlock(&nrp_ctrls_lock);
+
+	/* the device must be unused when we return */
+	flush_workqueue(nvme_delete_wq);
+}
+
+/* Module unload: delete everything and wait until all of it is freed. */
+void nrp_delete_all_ctrls(void)
+{
+	struct nrp_ctrl *ctrl;
+
+	mutex_lock(&nrp_ctrls_lock);
+	list_for_each_entry(ctrl, &nrp_ctrls, node)
+		nvme_delete_ctrl(&ctrl->ctrl);
+	mutex_unlock(&nrp_ctrls_lock);
+
+	flush_workqueue(nvme_delete_wq);
+
+	/*
+	 * free_ctrl is our code and runs on the last reference to a
+	 * controller, which a user of its sysfs files may still hold for a
+	 * moment after the delete: the module text must outlive it.
+	 */
+	while (!wait_event_timeout(nrp_ctrls_freed, list_empty(&nrp_ctrls),
+				   10 * HZ))
+		pr_warn("waiting for deleted controllers to be released\n");
+}

@@ -1,0 +1,738 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nvme-rdma-p2p: the command path.
+ *
+ * A command completes only after three things happened, in any order: the
+ * SEND of its capsule completed locally, the response capsule arrived, and
+ * the rkey of its memory registration (if any) is dead, either because the
+ * target invalidated it remotely or because our LOCAL_INV completed. Until
+ * then the target may still be moving data, or we may still be reading the
+ * capsule buffer. nrp_request.pending counts what is still owed.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/slab.h>
+#include <rdma/mr_pool.h>
+
+#include "nrp.h"
+
+/* needs the blk-mq types nrp.h brings in */
+#include <linux/blk-mq-rdma.h>
+
+static void nrp_recv_done(struct ib_cq *cq, struct ib_wc *wc);
+
+static struct blk_mq_tags *nrp_queue_tags(struct nrp_queue *queue)
+{
+	int qid = nrp_qid(queue);
+
+	if (!qid)
+		return queue->ctrl->admin_set.tags[0];
+	return queue->ctrl->io_set.tags[qid - 1];
+}
+
+static void nrp_wr_failed(struct nrp_queue *queue, struct ib_wc *wc,
+			  const char *what)
+{
+	struct nrp_ctrl *ctrl = queue->ctrl;
+
+	/* flushes while tearing down are expected and not worth a line */
+	if (nvme_ctrl_state(&ctrl->ctrl) == NVME_CTRL_LIVE) {
+		nrp_stat_inc(ctrl, NRP_STAT_ERRORS);
+		dev_info(ctrl->ctrl.device,
+			 "queue %d: %s WR failed: %s (%d)\n", nrp_qid(queue),
+			 what, ib_wc_status_msg(wc->status), wc->status);
+	}
+	nrp_error_recovery(ctrl);
+}
+
+static void nrp_protocol_error(struct nrp_queue *queue)
+{
+	nrp_stat_inc(queue->ctrl, NRP_STAT_ERRORS);
+	nrp_error_recovery(queue->ctrl);
+}
+
+static void nrp_unmap_rq(struct nrp_queue *queue, struct request *rq)
+{
+	struct nrp_request *req = blk_mq_rq_to_pdu(rq);
+
+	nrp_unmap_data(queue, rq);
+	ib_dma_unmap_single(queue->dev->ibdev, req->sqe.dma,
+			    sizeof(struct nvme_command), DMA_TO_DEVICE);
+}
+
+static void nrp_complete_rq(struct request *rq)
+{
+	struct nrp_request *req = blk_mq_rq_to_pdu(rq);
+
+	nrp_unmap_rq(req->queue, rq);
+	nvme_complete_rq(rq);
+}
+
+/* Drop one of the events a request waits for; the last one completes it. */
+static void nrp_put_req(struct nrp_request *req)
+{
+	struct request *rq = blk_mq_rq_from_pdu(req);
+
+	if (!refcount_dec_and_test(&req->pending))
+		return;
+	if (!nvme_try_complete_req(rq, req->status, req->result))
+		nrp_complete_rq(rq);
+}
+
+static void nrp_send_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct nrp_qe *qe = container_of(wc->wr_cqe, struct nrp_qe, cqe);
+	struct nrp_request *req = container_of(qe, struct nrp_request, sqe);
+
+	if (unlikely(wc->status != IB_WC_SUCCESS)) {
+		nrp_wr_failed(wc->qp->qp_context, wc, "SEND");
+		return;
+	}
+	nrp_put_req(req);
+}
+
+/* REG_MR is posted unsignaled: only failures come back here. */
+static void nrp_reg_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	if (unlikely(wc->status != IB_WC_SUCCESS))
+		nrp_wr_failed(wc->qp->qp_context, wc, "REG_MR");
+}
+
+static void nrp_inv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct nrp_request *req =
+		container_of(wc->wr_cqe, struct nrp_request, inv_cqe);
+
+	if (unlikely(wc->status != IB_WC_SUCCESS)) {
+		nrp_wr_failed(wc->qp->qp_context, wc, "LOCAL_INV");
+		return;
+	}
+	nrp_put_req(req);
+}
+
+static void nrp_aen_send_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	if (unlikely(wc->status != IB_WC_SUCCESS))
+		nrp_wr_failed(wc->qp->qp_context, wc, "AEN SEND");
+}
+
+static int nrp_post_local_inv(struct nrp_queue *queue,
+			      struct nrp_request *req)
+{
+	struct ib_send_wr wr = {
+		.wr_cqe			= &req->inv_cqe,
+		.opcode			= IB_WR_LOCAL_INV,
+		.send_flags		= IB_SEND_SIGNALED,
+		.ex.invalidate_rkey	= req->mr->rkey,
+	};
+
+	nrp_stat_inc(queue->ctrl, NRP_STAT_LOCAL_INV);
+	return ib_post_send(queue->qp, &wr, NULL);
+}
+
+int nrp_post_recv(struct nrp_queue *queue, struct nrp_qe *qe)
+{
+	struct ib_sge sge = {
+		.addr	= qe->dma,
+		.length	= sizeof(struct nvme_completion),
+		.lkey	= queue->dev->pd->local_dma_lkey,
+	};
+	struct ib_recv_wr wr = {
+		.wr_cqe		= &qe->cqe,
+		.sg_list	= &sge,
+		.num_sge	= 1,
+	};
+	int ret;
+
+	qe->cqe.done = nrp_recv_done;
+	ret = ib_post_recv(queue->qp, &wr, NULL);
+	if (unlikely(ret))
+		dev_err(queue->ctrl->ctrl.device,
+			"queue %d: posting a receive failed: %d\n",
+			nrp_qid(queue), ret);
+	return ret;
+}
+
+static void nrp_handle_rsp(struct nrp_queue *queue,
+			   struct nvme_completion *cqe, struct ib_wc *wc)
+{
+	struct nrp_ctrl *ctrl = queue->ctrl;
+	struct nrp_request *req;
+	struct request *rq;
+
+	rq = nvme_find_rq(nrp_queue_tags(queue), cqe->command_id);
+	if (unlikely(!rq)) {
+		dev_err(ctrl->ctrl.device,
+			"queue %d: response for unknown command id %#x (QP %#x)\n",
+			nrp_qid(queue), cqe->command_id, queue->qp->qp_num);
+		nrp_protocol_error(queue);
+		return;
+	}
+	req = blk_mq_rq_to_pdu(rq);
+	req->status = cqe->status;
+	req->result = cqe->result;
+
+	if (wc->wc_flags & IB_WC_WITH_INVALIDATE) {
+		if (unlikely(!req->mr ||
+			     wc->ex.invalidate_rkey != req->mr->rkey)) {
+			dev_err(ctrl->ctrl.device,
+				"queue %d: target invalidated rkey %#x, command %#x owns %#x\n",
+				nrp_qid(queue), wc->ex.invalidate_rkey,
+				cqe->command_id, req->mr ? req->mr->rkey : 0);
+			nrp_protocol_error(queue);
+		} else {
+			nrp_stat_inc(ctrl, NRP_STAT_REMOTE_INV);
+		}
+	} else if (req->mr) {
+		int ret = nrp_post_local_inv(queue, req);
+
+		if (unlikely(ret)) {
+			dev_err(ctrl->ctrl.device,
+				"queue %d: posting LOCAL_INV for rkey %#x failed: %d\n",
+				nrp_qid(queue), req->mr->rkey, ret);
+			nrp_protocol_error(queue);
+		}
+		/* the response's reference now belongs to the LOCAL_INV */
+		return;
+	}
+
+	nrp_put_req(req);
+}
+
+static void nrp_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct nrp_qe *qe = container_of(wc->wr_cqe, struct nrp_qe, cqe);
+	struct nrp_queue *queue = wc->qp->qp_context;
+	struct ib_device *ibdev = queue->dev->ibdev;
+	struct nvme_completion *cqe = qe->buf;
+
+	if (unlikely(wc->status != IB_WC_SUCCESS)) {
+		nrp_wr_failed(queue, wc, "RECV");
+		return;
+	}
+
+	if (unlikely(wc->byte_len < sizeof(*cqe))) {
+		dev_err(queue->ctrl->ctrl.device,
+			"queue %d: short response capsule (%u bytes)\n",
+			nrp_qid(queue), wc->byte_len);
+		nrp_protocol_error(queue);
+		return;
+	}
+
+	ib_dma_sync_single_for_cpu(ibdev, qe->dma, sizeof(*cqe),
+				   DMA_FROM_DEVICE);
+	/*
+	 * Async event requests have no struct request behind them (they
+	 * never time out and must survive queue freezes), so they are
+	 * recognised by their command id.
+	 */
+	if (unlikely(nvme_is_aen_req(nrp_qid(queue), cqe->command_id)))
+		nvme_complete_async_event(&queue->ctrl->ctrl, cqe->status,
+					  &cqe->result);
+	else
+		nrp_handle_rsp(queue, cqe, wc);
+	ib_dma_sync_single_for_device(ibdev, qe->dma, sizeof(*cqe),
+				      DMA_FROM_DEVICE);
+
+	nrp_post_recv(queue, qe);
+}
+
+void nrp_submit_async_event(struct nvme_ctrl *nctrl)
+{
+	struct nrp_ctrl *ctrl = to_nrp_ctrl(nctrl);
+	struct nrp_queue *queue = &ctrl->queues[0];
+	struct nrp_qe *qe = &ctrl->aen_qe;
+	struct nvme_command *cmd = qe->buf;
+	struct ib_device *ibdev;
+	struct ib_sge sge;
+	struct ib_send_wr wr = {
+		.wr_cqe		= &qe->cqe,
+		.sg_list	= &sge,
+		.num_sge	= 1,
+		.opcode		= IB_WR_SEND,
+		.send_flags	= IB_SEND_SIGNALED,
+	};
+	int ret;
+
+	/* recovery will ask again once the admin queue is back */
+	if (!test_bit(NRP_Q_LIVE, &queue->flags) || !cmd)
+		return;
+
+	ibdev = queue->dev->ibdev;
+	ib_dma_sync_single_for_cpu(ibdev, qe->dma, sizeof(*cmd),
+				   DMA_TO_DEVICE);
+	memset(cmd, 0, sizeof(*cmd));
+	cmd->common.opcode = nvme_admin_async_event;
+	cmd->common.command_id = NVME_AQ_BLK_MQ_DEPTH;
+	cmd->common.flags |= NVME_CMD_SGL_METABUF;
+	nrp_set_null_sgl(cmd);
+	ib_dma_sync_single_for_device(ibdev, qe->dma, sizeof(*cmd),
+				      DMA_TO_DEVICE);
+
+	qe->cqe.done = nrp_aen_send_done;
+	sge.addr = qe->dma;
+	sge.length = sizeof(*cmd);
+	sge.lkey = queue->dev->pd->local_dma_lkey;
+
+	ret = ib_post_send(queue->qp, &wr, NULL);
+	if (unlikely(ret))
+		dev_err(ctrl->ctrl.device,
+			"posting the async event request failed: %d\n", ret);
+}
+
+/*
+ * Fail requests whose WRs never reached the send queue: @wr is the first
+ * WR the provider refused, everything chained behind it was not posted
+ * either. Every request contributes exactly one SEND, possibly preceded
+ * by its REG_MR.
+ */
+static void nrp_fail_unposted(struct nrp_queue *queue,
+			      const struct ib_send_wr *wr)
+{
+	const struct ib_send_wr *next;
+
+	for (; wr; wr = next) {
+		struct nrp_request *req;
+		struct request *rq;
+
+		next = wr->next;
+		if (wr->opcode != IB_WR_SEND)
+			continue;
+		req = container_of(wr, struct nrp_request, send_wr);
+		rq = blk_mq_rq_from_pdu(req);
+		nrp_unmap_rq(queue, rq);
+		nvme_host_path_error(rq);
+	}
+}
+
+static void nrp_post_chain(struct nrp_queue *queue, struct ib_send_wr *head)
+{
+	const struct ib_send_wr *bad = NULL;
+	int ret;
+
+	if (!head)
+		return;
+
+	ret = ib_post_send(queue->qp, head, &bad);
+	if (likely(!ret))
+		return;
+
+	dev_err_ratelimited(queue->ctrl->ctrl.device,
+			    "queue %d: ib_post_send failed: %d\n",
+			    nrp_qid(queue), ret);
+	nrp_protocol_error(queue);
+	nrp_fail_unposted(queue, bad ? bad : head);
+}
+
+/* Append the WRs of a prepared request to the queue's unposted chain. */
+static void nrp_chain_req(struct nrp_queue *queue, struct nrp_request *req)
+{
+	struct ib_send_wr *first = req->mr ? &req->reg_wr.wr : &req->send_wr;
+
+	if (queue->sq_tail)
+		queue->sq_tail->next = first;
+	else
+		queue->sq_head = first;
+	queue->sq_tail = &req->send_wr;
+}
+
+static struct ib_send_wr *nrp_take_chain(struct nrp_queue *queue)
+{
+	struct ib_send_wr *head = queue->sq_head;
+
+	queue->sq_head = NULL;
+	queue->sq_tail = NULL;
+	return head;
+}
+
+static void nrp_flush_chain(struct nrp_queue *queue)
+{
+	struct ib_send_wr *head;
+	unsigned long flags;
+
+	spin_lock_irqsave(&queue->sq_lock, flags);
+	head = nrp_take_chain(queue);
+	spin_unlock_irqrestore(&queue->sq_lock, flags);
+
+	nrp_post_chain(queue, head);
+}
+
+/*
+ * Forget WRs that were never posted. Only called on a drained queue, whose
+ * started requests are then cancelled through the tag set, so nothing here
+ * needs completing.
+ */
+void nrp_discard_unposted(struct nrp_queue *queue)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&queue->sq_lock, flags);
+	nrp_take_chain(queue);
+	spin_unlock_irqrestore(&queue->sq_lock, flags);
+}
+
+enum nrp_prep_result {
+	NRP_PREP_READY,		/* mapped and started: post its WRs */
+	NRP_PREP_DONE,		/* already completed with an error status */
+	NRP_PREP_FAIL,		/* untouched and not started: see *sts */
+};
+
+/*
+ * The request could not be mapped because its P2P memory is not
+ * reachable from this RDMA device. Retrying or failing over to the same
+ * device cannot help and the connection is fine, so the command fails on
+ * its own, with Do Not Retry set.
+ */
+static void nrp_fail_p2p_unreachable(struct nrp_queue *queue,
+				     struct request *rq)
+{
+	struct nrp_ctrl *ctrl = queue->ctrl;
+
+	nrp_stat_inc(ctrl, NRP_STAT_P2P_UNREACHABLE);
+	dev_warn_ratelimited(ctrl->ctrl.device,
+			     "queue %d: P2P memory of tag %d not reachable from %s\n",
+			     nrp_qid(queue), rq->tag,
+			     dev_name(&queue->dev->ibdev->dev));
+	nvme_start_request(rq);
+	nvme_req(rq)->status = NVME_SC_DATA_XFER_ERROR | NVME_STATUS_DNR;
+	blk_mq_set_request_complete(rq);
+	nvme_complete_rq(rq);
+}
+
+static enum nrp_prep_result nrp_prep_rq(struct nrp_queue *queue,
+					struct request *rq, blk_status_t *sts)
+{
+	struct nrp_request *req = blk_mq_rq_to_pdu(rq);
+	struct nvme_command *cmd = req->sqe.buf;
+	struct ib_device *ibdev = queue->dev->ibdev;
+	int ret;
+
+	WARN_ON_ONCE(rq->tag < 0);
+
+	/*
+	 * The capsule is mapped per command: the buffer lives as long as the
+	 * tag set, the device it is mapped for only as long as the queue.
+	 */
+	req->sqe.dma = ib_dma_map_single(ibdev, cmd, sizeof(*cmd),
+					 DMA_TO_DEVICE);
+	if (unlikely(ib_dma_mapping_error(ibdev, req->sqe.dma))) {
+		*sts = BLK_STS_RESOURCE;
+		return NRP_PREP_FAIL;
+	}
+	ib_dma_sync_single_for_cpu(ibdev, req->sqe.dma, sizeof(*cmd),
+				   DMA_TO_DEVICE);
+
+	*sts = nvme_setup_cmd(rq->q->queuedata, rq);
+	if (unlikely(*sts))
+		goto out_unmap_sqe;
+
+	ret = nrp_map_data(queue, rq, cmd);
+	if (unlikely(ret)) {
+		ib_dma_unmap_single(ibdev, req->sqe.dma, sizeof(*cmd),
+				    DMA_TO_DEVICE);
+		switch (ret) {
+		case -EREMOTEIO:
+			nrp_fail_p2p_unreachable(queue, rq);
+			return NRP_PREP_DONE;
+		case -EIO:
+			/* the mapping failed: report a path error, as a peer */
+			nvme_start_request(rq);
+			nvme_host_path_error(rq);
+			return NRP_PREP_DONE;
+		case -ENOMEM:
+		case -EAGAIN:
+			*sts = BLK_STS_RESOURCE;
+			break;
+		default:
+			dev_err(queue->ctrl->ctrl.device,
+				"queue %d: failed to map data: %d\n",
+				nrp_qid(queue), ret);
+			*sts = BLK_STS_IOERR;
+			break;
+		}
+		nvme_cleanup_cmd(rq);
+		return NRP_PREP_FAIL;
+	}
+
+	req->sge[0].addr = req->sqe.dma;
+	req->sge[0].length = sizeof(*cmd);
+	req->sge[0].lkey = queue->dev->pd->local_dma_lkey;
+	req->send_wr.next = NULL;
+	req->send_wr.wr_cqe = &req->sqe.cqe;
+	req->send_wr.sg_list = req->sge;
+	req->send_wr.num_sge = req->num_sge;
+	req->send_wr.opcode = IB_WR_SEND;
+	req->send_wr.send_flags = IB_SEND_SIGNALED;
+
+	ib_dma_sync_single_for_device(ibdev, req->sqe.dma, sizeof(*cmd),
+				      DMA_TO_DEVICE);
+	nvme_start_request(rq);
+	nrp_stat_inc(queue->ctrl, NRP_STAT_COMMANDS);
+	return NRP_PREP_READY;
+
+out_unmap_sqe:
+	ib_dma_unmap_single(ibdev, req->sqe.dma, sizeof(*cmd), DMA_TO_DEVICE);
+	return NRP_PREP_FAIL;
+}
+
+static blk_status_t nrp_queue_rq(struct blk_mq_hw_ctx *hctx,
+				 const struct blk_mq_queue_data *bd)
+{
+	struct nrp_queue *queue = hctx->driver_data;
+	struct nrp_ctrl *ctrl = queue->ctrl;
+	struct request *rq = bd->rq;
+	struct ib_send_wr *head = NULL;
+	unsigned long flags;
+	blk_status_t sts;
+
+	if (!nvme_check_ready(&ctrl->ctrl, rq,
+			      test_bit(NRP_Q_LIVE, &queue->flags)))
+		return nvme_fail_nonready_command(&ctrl->ctrl, rq);
+
+	switch (nrp_prep_rq(queue, rq, &sts)) {
+	case NRP_PREP_READY:
+		break;
+	case NRP_PREP_DONE:
+		return BLK_STS_OK;
+	case NRP_PREP_FAIL:
+		return sts;
+	}
+
+	/*
+	 * Hold the WRs back while blk-mq says more requests follow, so that a
+	 * whole batch costs one ib_post_send() (one doorbell).
+	 */
+	spin_lock_irqsave(&queue->sq_lock, flags);
+	nrp_chain_req(queue, blk_mq_rq_to_pdu(rq));
+	if (bd->last)
+		head = nrp_take_chain(queue);
+	spin_unlock_irqrestore(&queue->sq_lock, flags);
+
+	nrp_post_chain(queue, head);
+	return BLK_STS_OK;
+}
+
+/* blk-mq stopped short of the request it announced as last: post now. */
+static void nrp_commit_rqs(struct blk_mq_hw_ctx *hctx)
+{
+	nrp_flush_chain(hctx->driver_data);
+}
+
+#ifdef NRP_HAVE_BLK_MQ_QUEUE_RQS
+/*
+ * A plugged batch: chain every request of a run that goes to the same
+ * queue and post the run with one ib_post_send(). Requests that cannot be
+ * prepared go back to blk-mq, which issues them one by one through
+ * ->queue_rq() and so gets a proper status for each.
+ */
+static void nrp_queue_rqs(struct request **rqlist)
+{
+	struct request *requeue = NULL, **requeue_tail = &requeue;
+	struct nrp_queue *run = NULL;
+	struct request *rq;
+
+	while ((rq = rq_list_pop(rqlist))) {
+		struct nrp_queue *queue = rq->mq_hctx->driver_data;
+		unsigned long flags;
+		blk_status_t sts;
+
+		if (run && run != queue)
+			nrp_flush_chain(run);
+		run = queue;
+
+		if (!test_bit(NRP_Q_LIVE, &queue->flags) ||
+		    !nvme_check_ready(&queue->ctrl->ctrl, rq, true)) {
+			rq_list_add_tail(&requeue_tail, rq);
+			continue;
+		}
+
+		/* queue_rq's path sets this in blk-mq; a batch must do it */
+		rq->mq_hctx->tags->rqs[rq->tag] = rq;
+
+		switch (nrp_prep_rq(queue, rq, &sts)) {
+		case NRP_PREP_READY:
+			spin_lock_irqsave(&queue->sq_lock, flags);
+			nrp_chain_req(queue, blk_mq_rq_to_pdu(rq));
+			spin_unlock_irqrestore(&queue->sq_lock, flags);
+			break;
+		case NRP_PREP_DONE:
+			break;
+		case NRP_PREP_FAIL:
+			rq_list_add_tail(&requeue_tail, rq);
+			break;
+		}
+	}
+
+	if (run)
+		nrp_flush_chain(run);
+	*rqlist = requeue;
+}
+#endif
+
+static int nrp_poll(struct blk_mq_hw_ctx *hctx, struct io_comp_batch *iob)
+{
+	struct nrp_queue *queue = hctx->driver_data;
+
+	/*
+	 * Not NRP_Q_LIVE: the fabrics Connect of a poll queue is itself
+	 * completed by polling, before the queue is live.
+	 */
+	if (!test_bit(NRP_Q_ALLOCATED, &queue->flags))
+		return 0;
+	return ib_process_cq_direct(queue->cq, -1);
+}
+
+static enum blk_eh_timer_return nrp_timeout(struct request *rq)
+{
+	struct nrp_request *req = blk_mq_rq_to_pdu(rq);
+	struct nrp_queue *queue = req->queue;
+	struct nrp_ctrl *ctrl = queue->ctrl;
+
+	nrp_stat_inc(ctrl, NRP_STAT_TIMEOUTS);
+	dev_warn(ctrl->ctrl.device,
+		 "queue %d: command %#x (tag %d, opcode %#x) timed out\n",
+		 nrp_qid(queue), nvme_cid(rq), rq->tag,
+		 nvme_req(rq)->cmd->common.opcode);
+
+	if (nvme_ctrl_state(&ctrl->ctrl) != NVME_CTRL_LIVE) {
+		/*
+		 * Setup, reset and delete wait for this command (a Connect,
+		 * a property access, an identify...) and no recovery is
+		 * coming to cancel it: flush the queue so that no completion
+		 * can touch the request any more, then fail it here.
+		 */
+		nrp_stop_queue(queue);
+		nvmf_complete_timed_out_request(rq);
+		return BLK_EH_DONE;
+	}
+
+	/* recovery tears the queues down and cancels this request */
+	nrp_error_recovery(ctrl);
+	return BLK_EH_RESET_TIMER;
+}
+
+static int nrp_init_request(struct blk_mq_tag_set *set, struct request *rq,
+			    unsigned int hctx_idx, unsigned int numa_node)
+{
+	struct nrp_ctrl *ctrl = to_nrp_ctrl(set->driver_data);
+	struct nrp_request *req = blk_mq_rq_to_pdu(rq);
+	int qid = set == &ctrl->io_set ? hctx_idx + 1 : 0;
+	struct nvme_command *cmd;
+
+	cmd = kzalloc_node(sizeof(*cmd), GFP_KERNEL, numa_node);
+	if (!cmd)
+		return -ENOMEM;
+
+	req->sqe.buf = cmd;
+
+	req->queue = &ctrl->queues[qid];
+	req->sqe.cqe.done = nrp_send_done;
+	req->reg_cqe.done = nrp_reg_done;
+	req->inv_cqe.done = nrp_inv_done;
+	req->dma_kind = NRP_DMA_NONE;
+	nvme_req(rq)->ctrl = &ctrl->ctrl;
+	nvme_req(rq)->cmd = cmd;
+	return 0;
+}
+
+static void nrp_exit_request(struct blk_mq_tag_set *set, struct request *rq,
+			     unsigned int hctx_idx)
+{
+	struct nrp_request *req = blk_mq_rq_to_pdu(rq);
+
+	kfree(req->sqe.buf);
+	req->sqe.buf = NULL;
+}
+
+static int nrp_init_io_hctx(struct blk_mq_hw_ctx *hctx, void *data,
+			    unsigned int hctx_idx)
+{
+	struct nrp_ctrl *ctrl = to_nrp_ctrl(data);
+
+	if (WARN_ON_ONCE(hctx_idx + 1 >= ctrl->ctrl.queue_count))
+		return -EINVAL;
+	hctx->driver_data = &ctrl->queues[hctx_idx + 1];
+	return 0;
+}
+
+static int nrp_init_admin_hctx(struct blk_mq_hw_ctx *hctx, void *data,
+			       unsigned int hctx_idx)
+{
+	struct nrp_ctrl *ctrl = to_nrp_ctrl(data);
+
+	if (WARN_ON_ONCE(hctx_idx))
+		return -EINVAL;
+	hctx->driver_data = &ctrl->queues[0];
+	return 0;
+}
+
+/*
+ * Hardware queues are laid out as [default][read][poll]. Without write
+ * queues reads share the default ones; the default and read maps follow
+ * the RDMA device's completion vector affinity.
+ */
+static void nrp_map_queues(struct blk_mq_tag_set *set)
+{
+	struct nrp_ctrl *ctrl = to_nrp_ctrl(set->driver_data);
+	struct nvmf_ctrl_options *opts = ctrl->ctrl.opts;
+	struct blk_mq_queue_map *dflt = &set->map[HCTX_TYPE_DEFAULT];
+	struct blk_mq_queue_map *read = &set->map[HCTX_TYPE_READ];
+	u32 nr_default = ctrl->io_queues[HCTX_TYPE_DEFAULT];
+	u32 nr_read = ctrl->io_queues[HCTX_TYPE_READ];
+	u32 nr_poll = ctrl->io_queues[HCTX_TYPE_POLL];
+
+	dflt->nr_queues = nr_default;
+	dflt->queue_offset = 0;
+	if (opts->nr_write_queues && nr_read) {
+		read->nr_queues = nr_read;
+		read->queue_offset = nr_default;
+	} else {
+		read->nr_queues = nr_default;
+		read->queue_offset = 0;
+	}
+
+	if (ctrl->dev) {
+		blk_mq_rdma_map_queues(dflt, ctrl->dev->ibdev, 0);
+		blk_mq_rdma_map_queues(read, ctrl->dev->ibdev, 0);
+	} else {
+		blk_mq_map_queues(dflt);
+		blk_mq_map_queues(read);
+	}
+
+	if (opts->nr_poll_queues && nr_poll) {
+		struct blk_mq_queue_map *poll = &set->map[HCTX_TYPE_POLL];
+
+		poll->nr_queues = nr_poll;
+		poll->queue_offset = nr_default + nr_read;
+		blk_mq_map_queues(poll);
+	}
+
+	dev_info(ctrl->ctrl.device,
+		 "mapped %u/%u/%u default/read/poll queues\n",
+		 nr_default, nr_read, nr_poll);
+}
+
+const struct blk_mq_ops nrp_io_mq_ops = {
+	.queue_rq	= nrp_queue_rq,
+	.commit_rqs	= nrp_commit_rqs,
+#ifdef NRP_HAVE_BLK_MQ_QUEUE_RQS
+	.queue_rqs	= nrp_queue_rqs,
+#endif
+	.complete	= nrp_complete_rq,
+	.init_request	= nrp_init_request,
+	.exit_request	= nrp_exit_request,
+	.init_hctx	= nrp_init_io_hctx,
+	.timeout	= nrp_timeout,
+	.map_queues	= nrp_map_queues,
+	.poll		= nrp_poll,
+};
+
+const struct blk_mq_ops nrp_admin_mq_ops = {
+	.queue_rq	= nrp_queue_rq,
+	.commit_rqs	= nrp_commit_rqs,
+	.complete	= nrp_complete_rq,
+	.init_request	= nrp_init_request,
+	.exit_request	= nrp_exit_request,
+	.init_hctx	= nrp_init_admin_hctx,
+	.timeout	= nrp_timeout,
+};

@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nvme-rdma-p2p: describing a command's data to the target.
+ *
+ * In order of preference for a request with data:
+ *   - in-capsule: small writes on I/O queues travel inside the SEND, the
+ *     data SGEs right behind the command (SGL offset descriptor);
+ *   - global rkey: one contiguous segment, only with register_always=N;
+ *   - FRWR: register the pages in a fresh MR and hand its rkey to the
+ *     target (keyed SGL descriptor), invalidated when the command ends.
+ * A request without data gets a null keyed descriptor.
+ *
+ * Pages may be PCI P2PDMA memory (a BAR of another PCI device). Those
+ * need the P2P-aware mapping, which can also tell that the RDMA device
+ * cannot reach the peer at all (-EREMOTEIO).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/blk-mq.h>
+#include <linux/dma-mapping.h>
+#include <asm/unaligned.h>
+#include <rdma/mr_pool.h>
+
+#include "nrp.h"
+
+void nrp_set_null_sgl(struct nvme_command *cmd)
+{
+	struct nvme_keyed_sgl_desc *desc = &cmd->common.dptr.ksgl;
+
+	desc->addr = 0;
+	put_unaligned_le24(0, desc->length);
+	put_unaligned_le32(0, desc->key);
+	desc->type = NVME_KEY_SGL_FMT_DATA_DESC << 4;
+}
+
+/* The mapped part of the request's table, as the sgtable helpers want it. */
+static struct sg_table nrp_mapped_view(struct nrp_request *req)
+{
+	struct sg_table view = {
+		.sgl		= req->sgt.sgl,
+		.orig_nents	= req->nents,
+	};
+
+	return view;
+}
+
+static bool nrp_has_p2p_pages(struct nrp_request *req)
+{
+	struct scatterlist *sg;
+	int i;
+
+	if (!nrp_kernel_has_p2pdma())
+		return false;
+	for_each_sg(req->sgt.sgl, sg, req->nents, i) {
+		if (nrp_is_p2p_page(sg_page(sg)))
+			return true;
+	}
+	return false;
+}
+
+static int nrp_dma_map_p2p(struct nrp_queue *queue, struct nrp_request *req,
+			   enum dma_data_direction dir, int *count)
+{
+	struct ib_device *ibdev = queue->dev->ibdev;
+	struct sg_table view = nrp_mapped_view(req);
+	int ret;
+
+	/* see nrp_ibdev_p2p_ok(): soft devices only when allowed */
+	if (!nrp_ibdev_p2p_ok(ibdev))
+		return -EREMOTEIO;
+
+	ret = nrp_ib_map_sgtable(ibdev, &view, dir);
+	if (ret) {
+		/* everything but "unreachable" is a mapping failure */
+		if (ret != -EREMOTEIO && ret != -ENOMEM)
+			ret = -EIO;
+		return ret;
+	}
+	*count = view.nents;
+	return 0;
+}
+
+static void nrp_dma_unmap(struct nrp_queue *queue, struct request *rq)
+{
+	struct nrp_request *req = blk_mq_rq_to_pdu(rq);
+	struct ib_device *ibdev = queue->dev->ibdev;
+
+	if (req->dma_kind == NRP_DMA_P2P) {
+		struct sg_table view = nrp_mapped_view(req);
+
+		nrp_ib_unmap_sgtable(ibdev, &view, rq_dma_dir(rq));
+	} else {
+		ib_dma_unmap_sg(ibdev, req->sgt.sgl, req->nents,
+				rq_dma_dir(rq));
+	}
+	sg_free_table_chained(&req->sgt, NVME_INLINE_SG_CNT);
+	req->dma_kind = NRP_DMA_NONE;
+}
+
+/* Build and DMA-map the scatterlist; returns the DMA segment count. */
+static int nrp_dma_map(struct nrp_queue *queue, struct request *rq,
+		       int *count)
+{
+	struct nrp_request *req = blk_mq_rq_to_pdu(rq);
+	struct nrp_ctrl *ctrl = queue->ctrl;
+	enum dma_data_direction dir = rq_dma_dir(rq);
+	int ret;
+
+	req->sgt.sgl = req->first_sgl;
+	ret = sg_alloc_table_chained(&req->sgt, blk_rq_nr_phys_segments(rq),
+				     req->sgt.sgl, NVME_INLINE_SG_CNT);
+	if (ret)
+		return -ENOMEM;
+
+	/*
+	 * The table keeps the size it was allocated with (freeing it walks
+	 * that many entries); the mapped length is kept in ->nents.
+	 */
+	req->nents = blk_rq_map_sg(rq->q, rq, req->sgt.sgl);
+
+	if (unlikely(nrp_has_p2p_pages(req))) {
+		ret = nrp_dma_map_p2p(queue, req, dir, count);
+		if (ret)
+			goto out_free_table;
+		req->dma_kind = NRP_DMA_P2P;
+		nrp_stat_add(ctrl, NRP_STAT_P2P_BYTES, blk_rq_payload_bytes(rq));
+		nrp_stat_add(ctrl, NRP_STAT_P2P_SEGMENTS, req->nents);
+		return 0;
+	}
+
+	*count = ib_dma_map_sg(queue->dev->ibdev, req->sgt.sgl, req->nents,
+			       dir);
+	if (unlikely(*count <= 0)) {
+		ret = -EIO;
+		goto out_free_table;
+	}
+	req->dma_kind = NRP_DMA_HOST;
+	nrp_stat_add(ctrl, NRP_STAT_HOST_BYTES, blk_rq_payload_bytes(rq));
+	return 0;
+
+out_free_table:
+	sg_free_table_chained(&req->sgt, NVME_INLINE_SG_CNT);
+	return ret;
+}
+
+static void nrp_map_inline(struct nrp_queue *queue, struct nrp_request *req,
+			   struct nvme_command *cmd, int count)
+{
+	struct nvme_sgl_desc *desc = &cmd->common.dptr.sgl;
+	struct ib_sge *sge = &req->sge[1];
+	struct scatterlist *sg;
+	u32 len = 0;
+	int i;
+
+	for_each_sg(req->sgt.sgl, sg, count, i) {
+		sge->addr = sg_dma_address(sg);
+		sge->length = sg_dma_len(sg);
+		sge->lkey = queue->dev->pd->local_dma_lkey;
+		len += sge->length;
+		sge++;
+	}
+	req->num_sge += count;
+
+	/* the data starts icdoff bytes into the in-capsule data area */
+	desc->addr = cpu_to_le64(queue->ctrl->ctrl.icdoff);
+	desc->length = cpu_to_le32(len);
+	desc->type = (NVME_SGL_FMT_DATA_DESC << 4) | NVME_SGL_FMT_OFFSET;
+
+	nrp_stat_inc(queue->ctrl, NRP_STAT_INLINE_WRITES);
+	nrp_stat_add(queue->ctrl, NRP_STAT_INLINE_BYTES, len);
+}
+
+static void nrp_map_global_rkey(struct nrp_queue *queue,
+				struct nrp_request *req,
+				struct nvme_command *cmd)
+{
+	struct nvme_keyed_sgl_desc *desc = &cmd->common.dptr.ksgl;
+
+	desc->addr = cpu_to_le64(sg_dma_address(req->sgt.sgl));
+	put_unaligned_le24(sg_dma_len(req->sgt.sgl), desc->length);
+	put_unaligned_le32(queue->dev->pd->unsafe_global_rkey, desc->key);
+	desc->type = NVME_KEY_SGL_FMT_DATA_DESC << 4;
+
+	nrp_stat_inc(queue->ctrl, NRP_STAT_GLOBAL_RKEY);
+}
+
+static int nrp_map_frwr(struct nrp_queue *queue, struct nrp_request *req,
+			struct nvme_command *cmd, int count)
+{
+	struct nvme_keyed_sgl_desc *desc = &cmd->common.dptr.ksgl;
+	struct ib_mr *mr;
+	int mapped;
+
+	/* the pool holds one MR per queue slot, so running dry is a bug */
+	mr = ib_mr_pool_get(queue->qp, &queue->qp->rdma_mrs);
+	if (WARN_ON_ONCE(!mr))
+		return -EAGAIN;
+
+	/*
+	 * 4K MR pages match the NVMe controller page size, which is also
+	 * the virt boundary the core gives the request queue.
+	 */
+	mapped = ib_map_mr_sg(mr, req->sgt.sgl, count, NULL, SZ_4K);
+	if (unlikely(mapped < count)) {
+		ib_mr_pool_put(queue->qp, &queue->qp->rdma_mrs, mr);
+		return mapped < 0 ? mapped : -EINVAL;
+	}
+
+	/* a new key per use, so a stale rkey held by the target is dead */
+	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+	req->mr = mr;
+
+	memset(&req->reg_wr, 0, sizeof(req->reg_wr));
+	req->reg_wr.wr.opcode = IB_WR_REG_MR;
+	req->reg_wr.wr.wr_cqe = &req->reg_cqe;
+	req->reg_wr.wr.next = &req->send_wr;
+	req->reg_wr.mr = mr;
+	req->reg_wr.key = mr->rkey;
+	req->reg_wr.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |
+			     IB_ACCESS_REMOTE_WRITE;
+
+	desc->addr = cpu_to_le64(mr->iova);
+	put_unaligned_le24(mr->length, desc->length);
+	put_unaligned_le32(mr->rkey, desc->key);
+	/* ask the target to kill the rkey with its response (SEND_WITH_INV) */
+	desc->type = (NVME_KEY_SGL_FMT_DATA_DESC << 4) |
+		     NVME_SGL_FMT_INVALIDATE;
+
+	nrp_stat_inc(queue->ctrl, NRP_STAT_FRWR_REGS);
+	return 0;
+}
+
+/*
+ * Fill the data pointer of @cmd and the request's extra WRs/SGEs. On
+ * failure nothing stays mapped; -EREMOTEIO means P2P memory the device
+ * cannot reach.
+ */
+int nrp_map_data(struct nrp_queue *queue, struct request *rq,
+		 struct nvme_command *cmd)
+{
+	struct nrp_request *req = blk_mq_rq_to_pdu(rq);
+	struct nrp_device *dev = queue->dev;
+	int count, ret;
+
+	req->num_sge = 1;
+	req->mr = NULL;
+	req->dma_kind = NRP_DMA_NONE;
+	/* one reference for the SEND completion, one for the response */
+	refcount_set(&req->pending, 2);
+
+	cmd->common.flags |= NVME_CMD_SGL_METABUF;
+
+	if (!blk_rq_nr_phys_segments(rq)) {
+		nrp_set_null_sgl(cmd);
+		return 0;
+	}
+
+	ret = nrp_dma_map(queue, rq, &count);
+	if (unlikely(ret))
+		return ret;
+
+	if (count <= dev->inline_sges) {
+		if (rq_data_dir(rq) == WRITE && nrp_qid(queue) &&
+		    queue->ctrl->use_inline &&
+		    blk_rq_payload_bytes(rq) <= nrp_inline_capacity(queue)) {
+			nrp_map_inline(queue, req, cmd, count);
+			return 0;
+		}
+
+		if (count == 1 && (dev->pd->flags & IB_PD_UNSAFE_GLOBAL_RKEY)) {
+			nrp_map_global_rkey(queue, req, cmd);
+			return 0;
+		}
+	}
+
+	ret = nrp_map_frwr(queue, req, cmd, count);
+	if (unlikely(ret))
+		nrp_dma_unmap(queue, rq);
+	return ret;
+}
+
+void nrp_unmap_data(struct nrp_queue *queue, struct request *rq)
+{
+	struct nrp_request *req = blk_mq_rq_to_pdu(rq);
+
+	if (req->mr) {
+		ib_mr_pool_put(queue->qp, &queue->qp->rdma_mrs, req->mr);
+		req->mr = NULL;
+	}
+	if (req->dma_kind != NRP_DMA_NONE)
+		nrp_dma_unmap(queue, rq);
+}

@@ -1,0 +1,667 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nvme-rdma-p2p: RDMA queue plumbing.
+ *
+ * An nrp_queue comes up in three steps driven by rdma_cm events: the
+ * address resolves (then the verbs resources are built, because only now
+ * is the ib_device known), the route resolves (then the CM connect carries
+ * the NVMe/RDMA private data), the connection is established (then the
+ * receive ring is posted). nrp_start_queue() then runs the fabrics Connect
+ * command over it.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/slab.h>
+#include <rdma/mr_pool.h>
+
+#include "nrp.h"
+
+/* needs the types nrp.h brings in */
+#include <linux/nvme-rdma.h>
+
+static LIST_HEAD(nrp_devices);
+static DEFINE_MUTEX(nrp_devices_lock);
+
+static void nrp_device_release(struct kref *ref)
+{
+	struct nrp_device *dev = container_of(ref, struct nrp_device, ref);
+
+	mutex_lock(&nrp_devices_lock);
+	list_del(&dev->node);
+	mutex_unlock(&nrp_devices_lock);
+
+	ib_dealloc_pd(dev->pd);
+	kfree(dev);
+}
+
+static void nrp_device_put(struct nrp_device *dev)
+{
+	kref_put(&dev->ref, nrp_device_release);
+}
+
+/*
+ * All queues of all controllers on one ib_device share one PD, so that
+ * the device is set up once and its global rkey (if any) exists once.
+ */
+static struct nrp_device *nrp_device_get(struct ib_device *ibdev)
+{
+	struct nrp_device *dev;
+	int ret;
+
+	mutex_lock(&nrp_devices_lock);
+	list_for_each_entry(dev, &nrp_devices, node) {
+		/* a zero count means it is on its way out: make a new one */
+		if (dev->ibdev == ibdev && kref_get_unless_zero(&dev->ref))
+			goto out_unlock;
+	}
+
+	if (!(ibdev->attrs.device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS)) {
+		dev_err(&ibdev->dev,
+			"no fast memory registration (FRWR) support, cannot carry NVMe/RDMA\n");
+		dev = ERR_PTR(-EOPNOTSUPP);
+		goto out_unlock;
+	}
+
+	dev = kzalloc(sizeof(*dev), GFP_KERNEL);
+	if (!dev) {
+		dev = ERR_PTR(-ENOMEM);
+		goto out_unlock;
+	}
+
+	/*
+	 * Without register_always, single-segment I/O is described by the
+	 * PD's global rkey, which exposes all of memory to the target.
+	 */
+	dev->pd = ib_alloc_pd(ibdev, nrp_register_always ?
+			      0 : IB_PD_UNSAFE_GLOBAL_RKEY);
+	if (IS_ERR(dev->pd)) {
+		ret = PTR_ERR(dev->pd);
+		dev_err(&ibdev->dev, "failed to allocate a PD: %d\n", ret);
+		kfree(dev);
+		dev = ERR_PTR(ret);
+		goto out_unlock;
+	}
+
+	dev->ibdev = ibdev;
+	kref_init(&dev->ref);
+	/* one SGE of every SEND is taken by the command capsule itself */
+	if (ibdev->attrs.max_send_sge > 1)
+		dev->inline_sges = min_t(u32, NRP_MAX_INLINE_SGES,
+					 ibdev->attrs.max_send_sge - 1);
+	list_add(&dev->node, &nrp_devices);
+
+out_unlock:
+	mutex_unlock(&nrp_devices_lock);
+	return dev;
+}
+
+/*
+ * Largest page count one FRWR may map. One page of the MR is held back:
+ * a buffer that does not start on a page boundary needs one page more
+ * than its length suggests.
+ */
+u32 nrp_max_fr_pages(struct ib_device *ibdev)
+{
+	u32 len = ibdev->attrs.max_fast_reg_page_list_len;
+
+	if (len < 2)
+		return 1;
+	return min_t(u32, NRP_MAX_FR_PAGES, len - 1);
+}
+
+/*
+ * Whether a namespace reached through @ibdev may be handed PCI P2PDMA
+ * pages. Soft RDMA devices (rxe, siw) move data with the CPU through
+ * kernel virtual addresses; that works with P2P BAR memory but is slow
+ * and bypasses the PCI topology checks, so it needs allow_soft_p2p.
+ */
+bool nrp_ibdev_p2p_ok(struct ib_device *ibdev)
+{
+	if (!nrp_kernel_has_p2pdma())
+		return false;
+	if (ib_uses_virt_dma(ibdev))
+		return nrp_allow_soft_p2p;
+	return nrp_ib_p2p_capable(ibdev);
+}
+
+int nrp_alloc_qe(struct ib_device *ibdev, struct nrp_qe *qe, size_t len,
+		 enum dma_data_direction dir)
+{
+	qe->buf = kzalloc(len, GFP_KERNEL);
+	if (!qe->buf)
+		return -ENOMEM;
+
+	qe->dma = ib_dma_map_single(ibdev, qe->buf, len, dir);
+	if (ib_dma_mapping_error(ibdev, qe->dma)) {
+		kfree(qe->buf);
+		qe->buf = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void nrp_free_qe(struct ib_device *ibdev, struct nrp_qe *qe, size_t len,
+		 enum dma_data_direction dir)
+{
+	if (!qe->buf)
+		return;
+	ib_dma_unmap_single(ibdev, qe->dma, len, dir);
+	kfree(qe->buf);
+	qe->buf = NULL;
+}
+
+static void nrp_free_ring(struct ib_device *ibdev, struct nrp_qe *ring,
+			  int count)
+{
+	int i;
+
+	for (i = 0; i < count; i++)
+		nrp_free_qe(ibdev, &ring[i], sizeof(struct nvme_completion),
+			    DMA_FROM_DEVICE);
+	kfree(ring);
+}
+
+/*
+ * Response buffers stay mapped for the life of the queue: a change of
+ * the underlying device always goes through error recovery, which
+ * rebuilds the queue.
+ */
+static struct nrp_qe *nrp_alloc_ring(struct ib_device *ibdev, int count)
+{
+	struct nrp_qe *ring;
+	int i;
+
+	ring = kcalloc(count, sizeof(*ring), GFP_KERNEL);
+	if (!ring)
+		return NULL;
+
+	for (i = 0; i < count; i++) {
+		if (nrp_alloc_qe(ibdev, &ring[i],
+				 sizeof(struct nvme_completion),
+				 DMA_FROM_DEVICE)) {
+			nrp_free_ring(ibdev, ring, i);
+			return NULL;
+		}
+	}
+	return ring;
+}
+
+static void nrp_qp_event(struct ib_event *event, void *context)
+{
+	struct nrp_queue *queue = context;
+
+	dev_dbg(queue->ctrl->ctrl.device, "queue %d: QP event %s (%d)\n",
+		nrp_qid(queue), ib_event_msg(event->event), event->event);
+}
+
+static int nrp_get_cq(struct nrp_queue *queue)
+{
+	struct ib_device *ibdev = queue->dev->ibdev;
+	int qid = nrp_qid(queue);
+	int vector;
+
+	/* the admin queue is quiet: let it share a vector with I/O queue 1 */
+	vector = (qid ? qid - 1 : 0) % ibdev->num_comp_vectors;
+
+	if (queue->polled)
+		queue->cq = ib_alloc_cq(ibdev, queue, queue->cq_depth, vector,
+					IB_POLL_DIRECT);
+	else
+		queue->cq = ib_cq_pool_get(ibdev, queue->cq_depth, vector,
+					   IB_POLL_SOFTIRQ);
+	if (IS_ERR(queue->cq)) {
+		int ret = PTR_ERR(queue->cq);
+
+		queue->cq = NULL;
+		return ret;
+	}
+	return 0;
+}
+
+static void nrp_put_cq(struct nrp_queue *queue)
+{
+	if (queue->polled)
+		ib_free_cq(queue->cq);
+	else
+		ib_cq_pool_put(queue->cq, queue->cq_depth);
+	queue->cq = NULL;
+}
+
+static int nrp_create_qp(struct nrp_queue *queue)
+{
+	struct ib_qp_init_attr attr = {
+		.event_handler	= nrp_qp_event,
+		.qp_context	= queue,
+		.send_cq	= queue->cq,
+		.recv_cq	= queue->cq,
+		.sq_sig_type	= IB_SIGNAL_REQ_WR,
+		.qp_type	= IB_QPT_RC,
+	};
+	int ret;
+
+	/* the extra slot on either side is for ib_drain_qp() */
+	attr.cap.max_send_wr = NRP_SQ_SLOTS_PER_CMD * queue->depth + 1;
+	attr.cap.max_recv_wr = queue->depth + 1;
+	attr.cap.max_send_sge = 1 + queue->dev->inline_sges;
+	attr.cap.max_recv_sge = 1;
+
+	ret = rdma_create_qp(queue->cm_id, queue->dev->pd, &attr);
+	if (ret)
+		return ret;
+	queue->qp = queue->cm_id->qp;
+	return 0;
+}
+
+/* Called from the ADDR_RESOLVED event, when the ib_device is known. */
+static int nrp_create_queue_ib(struct nrp_queue *queue)
+{
+	struct nrp_ctrl *ctrl = queue->ctrl;
+	struct ib_device *ibdev;
+	int ret;
+
+	queue->dev = nrp_device_get(queue->cm_id->device);
+	if (IS_ERR(queue->dev)) {
+		ret = PTR_ERR(queue->dev);
+		queue->dev = NULL;
+		return ret;
+	}
+	ibdev = queue->dev->ibdev;
+
+	/* every send slot and every receive may complete, plus the drain */
+	queue->cq_depth = (NRP_SQ_SLOTS_PER_CMD + 1) * queue->depth + 1;
+	ret = nrp_get_cq(queue);
+	if (ret) {
+		dev_err(ctrl->ctrl.device, "queue %d: no CQ of %d entries: %d\n",
+			nrp_qid(queue), queue->cq_depth, ret);
+		goto out_put_device;
+	}
+
+	ret = nrp_create_qp(queue);
+	if (ret) {
+		dev_err(ctrl->ctrl.device, "queue %d: QP creation failed: %d\n",
+			nrp_qid(queue), ret);
+		goto out_put_cq;
+	}
+
+	queue->rsp_ring = nrp_alloc_ring(ibdev, queue->depth);
+	if (!queue->rsp_ring) {
+		ret = -ENOMEM;
+		goto out_destroy_qp;
+	}
+
+	/* one page more than nrp_max_fr_pages(): see there */
+	ret = ib_mr_pool_init(queue->qp, &queue->qp->rdma_mrs, queue->depth,
+			      IB_MR_TYPE_MEM_REG, nrp_max_fr_pages(ibdev) + 1,
+			      0);
+	if (ret) {
+		dev_err(ctrl->ctrl.device,
+			"queue %d: no pool of %d MRs: %d\n",
+			nrp_qid(queue), queue->depth, ret);
+		goto out_free_ring;
+	}
+
+	set_bit(NRP_Q_IB_READY, &queue->flags);
+	return 0;
+
+out_free_ring:
+	nrp_free_ring(ibdev, queue->rsp_ring, queue->depth);
+	queue->rsp_ring = NULL;
+out_destroy_qp:
+	rdma_destroy_qp(queue->cm_id);
+	queue->qp = NULL;
+out_put_cq:
+	nrp_put_cq(queue);
+out_put_device:
+	nrp_device_put(queue->dev);
+	queue->dev = NULL;
+	return ret;
+}
+
+/*
+ * Runs with the cm_id already destroyed (so no event handler can be
+ * building these resources concurrently), which is also why the QP goes
+ * through ib_destroy_qp() rather than rdma_destroy_qp().
+ */
+static void nrp_destroy_queue_ib(struct nrp_queue *queue)
+{
+	struct ib_device *ibdev;
+
+	if (!test_and_clear_bit(NRP_Q_IB_READY, &queue->flags))
+		return;
+
+	ibdev = queue->dev->ibdev;
+	ib_mr_pool_destroy(queue->qp, &queue->qp->rdma_mrs);
+	ib_destroy_qp(queue->qp);
+	queue->qp = NULL;
+	nrp_put_cq(queue);
+	nrp_free_ring(ibdev, queue->rsp_ring, queue->depth);
+	queue->rsp_ring = NULL;
+	nrp_device_put(queue->dev);
+	queue->dev = NULL;
+}
+
+static int nrp_on_addr_resolved(struct nrp_queue *queue)
+{
+	struct nrp_ctrl *ctrl = queue->ctrl;
+	int ret;
+
+	ret = nrp_create_queue_ib(queue);
+	if (ret)
+		return ret;
+
+	if (ctrl->ctrl.opts->tos >= 0)
+		rdma_set_service_type(queue->cm_id, ctrl->ctrl.opts->tos);
+
+	/* the waiter tears the verbs resources down if this fails */
+	ret = rdma_resolve_route(queue->cm_id, NRP_CM_RESOLVE_TIMEOUT_MS);
+	if (ret)
+		dev_err(ctrl->ctrl.device,
+			"queue %d: rdma_resolve_route failed: %d\n",
+			nrp_qid(queue), ret);
+	return ret;
+}
+
+static int nrp_on_route_resolved(struct nrp_queue *queue)
+{
+	struct nrp_ctrl *ctrl = queue->ctrl;
+	struct nvme_rdma_cm_req priv = {
+		.recfmt	= cpu_to_le16(NVME_RDMA_CM_FMT_1_0),
+		.qid	= cpu_to_le16(nrp_qid(queue)),
+	};
+	struct rdma_conn_param param = {
+		.qp_num			= queue->qp->qp_num,
+		.flow_control		= 1,
+		.responder_resources	= queue->dev->ibdev->attrs.max_qp_rd_atom,
+		.retry_count		= 7,	/* the most the CM allows */
+		.rnr_retry_count	= 7,	/* 7 means retry forever */
+		.private_data		= &priv,
+		.private_data_len	= sizeof(priv),
+	};
+	int ret;
+
+	if (nrp_qid(queue) == 0) {
+		/* the admin queue is always the fabrics minimum deep */
+		priv.hrqsize = cpu_to_le16(NVME_AQ_DEPTH);
+		priv.hsqsize = cpu_to_le16(NVME_AQ_DEPTH - 1);
+	} else {
+		/*
+		 * hsqsize is 0's based; hrqsize is read as 1's based by
+		 * targets, so it is the full queue depth.
+		 */
+		priv.hrqsize = cpu_to_le16(queue->depth);
+		priv.hsqsize = cpu_to_le16(ctrl->ctrl.sqsize);
+	}
+
+	/* we are inside the cm_id's event handler, hence the _locked call */
+	ret = rdma_connect_locked(queue->cm_id, &param);
+	if (ret)
+		dev_err(ctrl->ctrl.device,
+			"queue %d: rdma_connect failed: %d\n",
+			nrp_qid(queue), ret);
+	return ret;
+}
+
+static int nrp_on_established(struct nrp_queue *queue)
+{
+	int i, ret;
+
+	set_bit(NRP_Q_CONNECTED, &queue->flags);
+	for (i = 0; i < queue->depth; i++) {
+		ret = nrp_post_recv(queue, &queue->rsp_ring[i]);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int nrp_on_rejected(struct nrp_queue *queue, struct rdma_cm_event *ev)
+{
+	struct nrp_ctrl *ctrl = queue->ctrl;
+	const struct nvme_rdma_cm_rej *rej;
+	const char *why;
+	u8 len = 0;
+
+	why = rdma_reject_msg(queue->cm_id, ev->status);
+	rej = rdma_consumer_reject_data(queue->cm_id, ev, &len);
+	/*
+	 * IB always delivers a full, zero-padded private data area: a zero
+	 * status means the peer's rdma_cm, not an NVMe target, refused.
+	 */
+	if (rej && len >= sizeof(rej->sts) && rej->sts) {
+		u16 sts = le16_to_cpu(rej->sts);
+
+		dev_err(ctrl->ctrl.device,
+			"queue %d: connect to %pISpcs rejected: %s (%d), NVMe/RDMA status %u: %s\n",
+			nrp_qid(queue), &ctrl->dst_addr, why, ev->status, sts,
+			nvme_rdma_cm_msg(sts));
+	} else {
+		dev_err(ctrl->ctrl.device,
+			"queue %d: connect to %pISpcs rejected: %s (%d)\n",
+			nrp_qid(queue), &ctrl->dst_addr, why, ev->status);
+	}
+	return -ECONNRESET;
+}
+
+/*
+ * Must return 0: a non-zero return makes the rdma_cm destroy the id
+ * behind our back. Errors reach the waiter through cm_error instead.
+ */
+static int nrp_cm_handler(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev)
+{
+	struct nrp_queue *queue = cm_id->context;
+	struct nrp_ctrl *ctrl = queue->ctrl;
+	int err = 0;
+
+	dev_dbg(ctrl->ctrl.device, "queue %d: CM event %s (%d), status %d\n",
+		nrp_qid(queue), rdma_event_msg(ev->event), ev->event,
+		ev->status);
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		err = nrp_on_addr_resolved(queue);
+		break;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		err = nrp_on_route_resolved(queue);
+		break;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		queue->cm_error = nrp_on_established(queue);
+		complete(&queue->cm_done);
+		return 0;
+	case RDMA_CM_EVENT_REJECTED:
+		err = nrp_on_rejected(queue, ev);
+		break;
+	case RDMA_CM_EVENT_ADDR_ERROR:
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+		dev_err(ctrl->ctrl.device,
+			"queue %d: cannot reach %pISpcs: %s (status %d)\n",
+			nrp_qid(queue), &ctrl->dst_addr,
+			rdma_event_msg(ev->event), ev->status);
+		err = -ECONNRESET;
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+	case RDMA_CM_EVENT_ADDR_CHANGE:
+	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		/*
+		 * The association is gone. Device removal is normally dealt
+		 * with earlier by our ib_client, which deletes controllers
+		 * before the rdma_cm hears of it; recovering here as well
+		 * costs nothing. A queue still being set up has a waiter
+		 * that must not be left hanging.
+		 */
+		dev_dbg(ctrl->ctrl.device, "queue %d: connection lost (%s)\n",
+			nrp_qid(queue), rdma_event_msg(ev->event));
+		if (!test_bit(NRP_Q_ALLOCATED, &queue->flags))
+			err = -ECONNRESET;
+		nrp_error_recovery(ctrl);
+		break;
+	default:
+		dev_err(ctrl->ctrl.device,
+			"queue %d: unexpected CM event %s (%d)\n",
+			nrp_qid(queue), rdma_event_msg(ev->event), ev->event);
+		nrp_error_recovery(ctrl);
+		break;
+	}
+
+	if (err) {
+		queue->cm_error = err;
+		complete(&queue->cm_done);
+	}
+	return 0;
+}
+
+static int nrp_wait_for_cm(struct nrp_queue *queue)
+{
+	unsigned long timeout = msecs_to_jiffies(NRP_CM_CONNECT_TIMEOUT_MS);
+	long left;
+
+	left = wait_for_completion_interruptible_timeout(&queue->cm_done,
+							 timeout);
+	if (left < 0)
+		return left;
+	if (!left)
+		return -ETIMEDOUT;
+	return queue->cm_error;
+}
+
+/* Disconnect and flush every outstanding WR of @queue, once. */
+static void nrp_drain_queue(struct nrp_queue *queue, bool disconnect)
+{
+	if (!test_and_clear_bit(NRP_Q_CONNECTED, &queue->flags))
+		return;
+	if (disconnect)
+		rdma_disconnect(queue->cm_id);
+	ib_drain_qp(queue->qp);
+	/* requests chained there were started: the tag set cancels them */
+	nrp_discard_unposted(queue);
+}
+
+int nrp_alloc_queue(struct nrp_ctrl *ctrl, int qid, int depth)
+{
+	struct nrp_queue *queue = &ctrl->queues[qid];
+	struct sockaddr *src = NULL;
+	int ret;
+
+	queue->ctrl = ctrl;
+	queue->depth = depth;
+	queue->polled = qid > ctrl->io_queues[HCTX_TYPE_DEFAULT] +
+			      ctrl->io_queues[HCTX_TYPE_READ];
+	/*
+	 * I/O queues may carry in-capsule data up to the controller's
+	 * IOCCSZ; the admin queue never does.
+	 */
+	if (qid)
+		queue->capsule_len = ctrl->ctrl.ioccsz * 16;
+	else
+		queue->capsule_len = sizeof(struct nvme_command);
+	queue->cm_error = -ETIMEDOUT;
+	init_completion(&queue->cm_done);
+	mutex_init(&queue->stop_lock);
+	spin_lock_init(&queue->sq_lock);
+	queue->sq_head = NULL;
+	queue->sq_tail = NULL;
+
+	queue->cm_id = rdma_create_id(&init_net, nrp_cm_handler, queue,
+				      RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(queue->cm_id)) {
+		ret = PTR_ERR(queue->cm_id);
+		dev_err(ctrl->ctrl.device,
+			"queue %d: failed to create a CM id: %d\n", qid, ret);
+		goto out_destroy_mutex;
+	}
+
+	if (ctrl->ctrl.opts->mask & NVMF_OPT_HOST_TRADDR)
+		src = (struct sockaddr *)&ctrl->src_addr;
+
+	ret = rdma_resolve_addr(queue->cm_id, src,
+				(struct sockaddr *)&ctrl->dst_addr,
+				NRP_CM_RESOLVE_TIMEOUT_MS);
+	if (ret) {
+		dev_err(ctrl->ctrl.device,
+			"queue %d: cannot resolve %pISpcs: %d\n",
+			qid, &ctrl->dst_addr, ret);
+		goto out_destroy_cm_id;
+	}
+
+	ret = nrp_wait_for_cm(queue);
+	if (ret) {
+		dev_info(ctrl->ctrl.device,
+			 "queue %d: RDMA connection to %pISpcs failed: %d\n",
+			 qid, &ctrl->dst_addr, ret);
+		goto out_destroy_cm_id;
+	}
+
+	set_bit(NRP_Q_ALLOCATED, &queue->flags);
+	return 0;
+
+out_destroy_cm_id:
+	/* once destroyed, no handler runs: the flags below are final */
+	rdma_destroy_id(queue->cm_id);
+	queue->cm_id = NULL;
+	if (test_bit(NRP_Q_IB_READY, &queue->flags))
+		nrp_drain_queue(queue, false);
+	nrp_destroy_queue_ib(queue);
+out_destroy_mutex:
+	mutex_destroy(&queue->stop_lock);
+	return ret;
+}
+
+int nrp_start_queue(struct nrp_ctrl *ctrl, int qid)
+{
+	struct nrp_queue *queue = &ctrl->queues[qid];
+	int ret;
+
+	if (qid)
+		ret = nvmf_connect_io_queue(&ctrl->ctrl, qid);
+	else
+		ret = nvmf_connect_admin_queue(&ctrl->ctrl);
+	/*
+	 * A timeout handler may have drained the queue while the Connect
+	 * response was still on its way; the queue is useless then even
+	 * though Connect "succeeded".
+	 */
+	if (!ret && !test_bit(NRP_Q_CONNECTED, &queue->flags))
+		ret = -ENOTCONN;
+	if (ret) {
+		dev_info(ctrl->ctrl.device,
+			 "queue %d: fabrics Connect failed: %d\n", qid, ret);
+		/* nothing will use this connection: stop its completions */
+		nrp_stop_queue(queue);
+		return ret;
+	}
+
+	set_bit(NRP_Q_LIVE, &queue->flags);
+	return 0;
+}
+
+/*
+ * Close @queue to new commands and flush it. May run concurrently from
+ * the timeout handler and from teardown; the first caller drains.
+ */
+void nrp_stop_queue(struct nrp_queue *queue)
+{
+	if (!test_bit(NRP_Q_ALLOCATED, &queue->flags))
+		return;
+
+	mutex_lock(&queue->stop_lock);
+	clear_bit(NRP_Q_LIVE, &queue->flags);
+	nrp_drain_queue(queue, true);
+	mutex_unlock(&queue->stop_lock);
+}
+
+void nrp_free_queue(struct nrp_queue *queue)
+{
+	if (!test_bit(NRP_Q_ALLOCATED, &queue->flags))
+		return;
+
+	/* a queue never started still has receives posted */
+	nrp_stop_queue(queue);
+	clear_bit(NRP_Q_ALLOCATED, &queue->flags);
+
+	rdma_destroy_id(queue->cm_id);
+	queue->cm_id = NULL;
+	nrp_destroy_queue_ib(queue);
+	mutex_destroy(&queue->stop_lock);
+}

@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nvme-rdma-p2p: counters and status.
+ *
+ * Per-controller counters live in per-CPU memory so the I/O path never
+ * shares a cache line for them; a read sums all CPUs and is only as
+ * consistent as a snapshot of moving counters can be. They are shown in
+ * /sys/kernel/debug/nvme-rdma-p2p/<ctrl>/stats, one "name value" a line.
+ *
+ * Whether this kernel can do P2PDMA at all is shown read-only in
+ * /sys/module/<module>/parameters/p2p.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/debugfs.h>
+#include <linux/moduleparam.h>
+#include <linux/seq_file.h>
+
+#include "nrp.h"
+
+static const char * const nrp_stat_names[NRP_STAT_COUNT] = {
+	[NRP_STAT_COMMANDS]		= "commands",
+	[NRP_STAT_INLINE_WRITES]	= "inline_writes",
+	[NRP_STAT_INLINE_BYTES]		= "inline_bytes",
+	[NRP_STAT_FRWR_REGS]		= "frwr_registrations",
+	[NRP_STAT_GLOBAL_RKEY]		= "global_rkey_mappings",
+	[NRP_STAT_REMOTE_INV]		= "remote_invalidations",
+	[NRP_STAT_LOCAL_INV]		= "local_invalidations",
+	[NRP_STAT_HOST_BYTES]		= "host_bytes_mapped",
+	[NRP_STAT_P2P_BYTES]		= "p2p_bytes_mapped",
+	[NRP_STAT_P2P_SEGMENTS]		= "p2p_segments_mapped",
+	[NRP_STAT_P2P_UNREACHABLE]	= "p2p_unreachable",
+	[NRP_STAT_ERRORS]		= "errors",
+	[NRP_STAT_TIMEOUTS]		= "timeouts",
+	[NRP_STAT_RECOVERIES]		= "recoveries",
+	[NRP_STAT_RECONNECT_ATTEMPTS]	= "reconnect_attempts",
+	[NRP_STAT_RECONNECTS]		= "reconnects",
+};
+
+static struct dentry *nrp_debugfs_root;
+
+static const char *nrp_p2p_status(void)
+{
+	if (nrp_kernel_has_p2pdma())
+		return "available";
+	return "unavailable: kernel built without CONFIG_PCI_P2PDMA";
+}
+
+static int nrp_p2p_param_get(char *buf, const struct kernel_param *kp)
+{
+	return scnprintf(buf, PAGE_SIZE, "%s\n", nrp_p2p_status());
+}
+
+/* A status, not a knob: refuse "p2p=..." on the command line too. */
+static int nrp_p2p_param_set(const char *val, const struct kernel_param *kp)
+{
+	return -EPERM;
+}
+
+static const struct kernel_param_ops nrp_p2p_param_ops = {
+	.set	= nrp_p2p_param_set,
+	.get	= nrp_p2p_param_get,
+};
+
+module_param_cb(p2p, &nrp_p2p_param_ops, NULL, 0444);
+MODULE_PARM_DESC(p2p, "read-only: whether PCI P2PDMA is available in this kernel");
+
+int nrp_stats_alloc(struct nrp_ctrl *ctrl)
+{
+	ctrl->stats = alloc_percpu(struct nrp_stats);
+	return ctrl->stats ? 0 : -ENOMEM;
+}
+
+void nrp_stats_free(struct nrp_ctrl *ctrl)
+{
+	free_percpu(ctrl->stats);
+	ctrl->stats = NULL;
+}
+
+static u64 nrp_stat_sum(struct nrp_ctrl *ctrl, enum nrp_stat s)
+{
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += per_cpu_ptr(ctrl->stats, cpu)->v[s];
+	return sum;
+}
+
+static int nrp_stats_show(struct seq_file *m, void *unused)
+{
+	struct nrp_ctrl *ctrl = m->private;
+	int s;
+
+	for (s = 0; s < NRP_STAT_COUNT; s++)
+		seq_printf(m, "%s %llu\n", nrp_stat_names[s],
+			   nrp_stat_sum(ctrl, s));
+	seq_printf(m, "p2p_capable %d\n", READ_ONCE(ctrl->p2p_capable));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(nrp_stats);
+
+/*
+ * debugfs is a debugging aid: failures are logged by debugfs itself and
+ * never fail a controller.
+ */
+void nrp_stats_register(struct nrp_ctrl *ctrl)
+{
+	struct dentry *dir;
+
+	if (IS_ERR_OR_NULL(nrp_debugfs_root))
+		return;
+
+	dir = debugfs_create_dir(dev_name(ctrl->ctrl.device),
+				 nrp_debugfs_root);
+	if (IS_ERR(dir))
+		return;
+	debugfs_create_file("stats", 0444, dir, ctrl, &nrp_stats_fops);
+	ctrl->debugfs_dir = dir;
+}
+
+/*
+ * Waits for readers inside ->show(); files still open afterwards only get
+ * errors, so the controller may be freed right after.
+ */
+void nrp_stats_unregister(struct nrp_ctrl *ctrl)
+{
+	debugfs_remove_recursive(ctrl->debugfs_dir);
+	ctrl->debugfs_dir = NULL;
+}
+
+void nrp_stats_init(void)
+{
+	nrp_debugfs_root = debugfs_create_dir("nvme-rdma-p2p", NULL);
+	if (IS_ERR(nrp_debugfs_root))
+		nrp_debugfs_root = NULL;
+
+	pr_info("P2PDMA %s\n", nrp_p2p_status());
+}
+
+void nrp_stats_exit(void)
+{
+	debugfs_remove_recursive(nrp_debugfs_root);
+	nrp_debugfs_root = NULL;
+}

@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * nvme-rdma-p2p: types and entry points shared by the files of the module.
+ *
+ * Object model, outermost first:
+ *
+ *   nrp_ctrl      one NVMe-oF controller (association); embeds nvme_ctrl
+ *   nrp_queue     one NVMe queue pair carried by one RC QP and one rdma_cm id
+ *   nrp_request   blk-mq PDU of one command; embeds nvme_request first
+ *   nrp_device    one ib_device in use, refcounted by the queues on it,
+ *                 owning the protection domain they share
+ */
+#ifndef NRP_H
+#define NRP_H
+
+#include <linux/blk-mq.h>
+#include <linux/completion.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/percpu.h>
+#include <linux/refcount.h>
+#include <linux/scatterlist.h>
+#include <linux/socket.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
+
+#include "nvme.h"
+#include "fabrics.h"
+#include "nrp_compat.h"
+
+/* Address and route resolution timeout handed to the rdma_cm. */
+#define NRP_CM_RESOLVE_TIMEOUT_MS	3000
+
+/*
+ * Upper bound for one whole rdma_cm connect sequence (resolve address,
+ * resolve route, CM handshake). The CM gives up on its own well before
+ * this; the bound only guarantees that a reconnect worker cannot sleep
+ * forever if an event never arrives.
+ */
+#define NRP_CM_CONNECT_TIMEOUT_MS	60000
+
+/* Cap on pages in one memory registration, hence on one I/O's size. */
+#define NRP_MAX_FR_PAGES		256
+
+/* Data SGEs that may ride along with the command capsule in one SEND. */
+#define NRP_MAX_INLINE_SGES		4
+
+/* Send queue slots one command may occupy: REG_MR, SEND, LOCAL_INV. */
+#define NRP_SQ_SLOTS_PER_CMD		3
+
+/* The scatterlist entries stored right behind each nrp_request. */
+#define NRP_FIRST_SGL_BYTES \
+	(sizeof(struct scatterlist) * NVME_INLINE_SG_CNT)
+
+struct nrp_ctrl;
+
+struct nrp_device {
+	struct ib_device	*ibdev;
+	struct ib_pd		*pd;
+	struct kref		ref;
+	struct list_head	node;		/* on the module's device list */
+	u32			inline_sges;	/* data SGEs allowed per SEND */
+};
+
+/* A DMA-mapped buffer that one work request points at. */
+struct nrp_qe {
+	struct ib_cqe		cqe;
+	void			*buf;
+	u64			dma;
+};
+
+/* How the data of a request was DMA-mapped, so it is unmapped the same way. */
+enum nrp_dma_kind {
+	NRP_DMA_NONE = 0,
+	NRP_DMA_HOST,
+	NRP_DMA_P2P,
+};
+
+struct nrp_request {
+	struct nvme_request	req;		/* must stay first: nvme_req() */
+	struct nrp_queue	*queue;
+	struct nrp_qe		sqe;		/* the command capsule */
+	struct ib_mr		*mr;		/* FRWR registration, if any */
+	/*
+	 * Completion events still owed before the request may complete: the
+	 * SEND completion and the response (whose reference moves on to
+	 * the LOCAL_INV completion when the rkey must be invalidated here).
+	 */
+	refcount_t		pending;
+	__le16			status;
+	union nvme_result	result;
+	u8			dma_kind;	/* enum nrp_dma_kind */
+	int			nents;		/* entries filled by blk_rq_map_sg */
+	u32			num_sge;
+	struct ib_sge		sge[1 + NRP_MAX_INLINE_SGES];
+	struct ib_send_wr	send_wr;
+	struct ib_reg_wr	reg_wr;
+	struct ib_cqe		reg_cqe;
+	struct ib_cqe		inv_cqe;
+	struct sg_table		sgt;
+	struct scatterlist	first_sgl[];	/* NVME_INLINE_SG_CNT entries */
+};
+
+enum nrp_queue_flags {
+	NRP_Q_IB_READY,		/* CQ, QP, MR pool and receive ring exist */
+	NRP_Q_CONNECTED,	/* RDMA connection up and not yet drained */
+	NRP_Q_ALLOCATED,	/* nrp_alloc_queue() finished successfully */
+	NRP_Q_LIVE,		/* fabrics Connect done, open for commands */
+};
+
+struct nrp_queue {
+	struct nrp_ctrl		*ctrl;
+	struct nrp_device	*dev;
+	struct rdma_cm_id	*cm_id;
+	struct ib_qp		*qp;
+	struct ib_cq		*cq;
+	struct nrp_qe		*rsp_ring;
+	unsigned long		flags;		/* enum nrp_queue_flags */
+	int			depth;
+	int			cq_depth;
+	bool			polled;		/* CQ reaped only by blk-mq poll */
+	size_t			capsule_len;
+	int			cm_error;
+	struct completion	cm_done;
+	struct mutex		stop_lock;	/* one drain at a time */
+	/*
+	 * Send WRs of requests queued with bd->last == false, posted as one
+	 * chain by the last request of the batch or by ->commit_rqs().
+	 */
+	spinlock_t		sq_lock;
+	struct ib_send_wr	*sq_head;
+	struct ib_send_wr	*sq_tail;
+};
+
+enum nrp_stat {
+	NRP_STAT_COMMANDS,
+	NRP_STAT_INLINE_WRITES,
+	NRP_STAT_INLINE_BYTES,
+	NRP_STAT_FRWR_REGS,
+	NRP_STAT_GLOBAL_RKEY,
+	NRP_STAT_REMOTE_INV,
+	NRP_STAT_LOCAL_INV,
+	NRP_STAT_HOST_BYTES,
+	NRP_STAT_P2P_BYTES,
+	NRP_STAT_P2P_SEGMENTS,
+	NRP_STAT_P2P_UNREACHABLE,
+	NRP_STAT_ERRORS,
+	NRP_STAT_TIMEOUTS,
+	NRP_STAT_RECOVERIES,
+	NRP_STAT_RECONNECT_ATTEMPTS,
+	NRP_STAT_RECONNECTS,
+	NRP_STAT_COUNT
+};
+
+struct nrp_stats {
+	u64			v[NRP_STAT_COUNT];
+};
+
+struct nrp_ctrl {
+	struct nrp_queue	*queues;	/* [0] admin, then I/O */
+	struct nrp_device	*dev;		/* that of the admin queue */
+	/*
+	 * Identity of the ib_device of the last association, compared (never
+	 * dereferenced) when that device goes away.
+	 */
+	struct ib_device	*ibdev;
+	u32			max_fr_pages;
+	u32			io_queues[HCTX_MAX_TYPES];
+	bool			use_inline;
+	bool			p2p_capable;
+
+	struct blk_mq_tag_set	admin_set;
+	struct blk_mq_tag_set	io_set;
+	struct nrp_qe		aen_qe;
+
+	struct work_struct	err_work;
+	struct delayed_work	reconnect_work;
+	struct list_head	node;		/* on the module's ctrl list */
+
+	struct sockaddr_storage	dst_addr;
+	struct sockaddr_storage	src_addr;
+
+	struct nrp_stats __percpu *stats;
+	struct dentry		*debugfs_dir;
+
+	struct nvme_ctrl	ctrl;
+};
+
+static inline struct nrp_ctrl *to_nrp_ctrl(struct nvme_ctrl *nctrl)
+{
+	return container_of(nctrl, struct nrp_ctrl, ctrl);
+}
+
+static inline int nrp_qid(struct nrp_queue *queue)
+{
+	return queue - queue->ctrl->queues;
+}
+
+/* Room for in-capsule data behind the 64-byte command. */
+static inline size_t nrp_inline_capacity(struct nrp_queue *queue)
+{
+	if (queue->capsule_len <= sizeof(struct nvme_command))
+		return 0;
+	return queue->capsule_len - sizeof(struct nvme_command);
+}
+
+static inline void nrp_stat_add(struct nrp_ctrl *ctrl, enum nrp_stat s,
+				u64 n)
+{
+	this_cpu_add(ctrl->stats->v[s], n);
+}
+
+static inline void nrp_stat_inc(struct nrp_ctrl *ctrl, enum nrp_stat s)
+{
+	nrp_stat_add(ctrl, s, 1);
+}
+
+/* rdma_p2p_main.c */
+extern bool nrp_register_always;
+extern bool nrp_allow_soft_p2p;
+
+/* rdma_p2p_ctrl.c */
+struct nvme_ctrl *nrp_create_ctrl(struct device *dev,
+				  struct nvmf_ctrl_options *opts);
+void nrp_error_recovery(struct nrp_ctrl *ctrl);
+void nrp_delete_ctrls_on(struct ib_device *ibdev, const char *why);
+void nrp_delete_all_ctrls(void);
+
+/* rdma_p2p_queue.c */
+int nrp_alloc_qe(struct ib_device *ibdev, struct nrp_qe *qe, size_t len,
+		 enum dma_data_direction dir);
+void nrp_free_qe(struct ib_device *ibdev, struct nrp_qe *qe, size_t len,
+		 enum dma_data_direction dir);
+u32 nrp_max_fr_pages(struct ib_device *ibdev);
+bool nrp_ibdev_p2p_ok(struct ib_device *ibdev);
+int nrp_alloc_queue(struct nrp_ctrl *ctrl, int qid, int depth);
+int nrp_start_queue(struct nrp_ctrl *ctrl, int qid);
+void nrp_stop_queue(struct nrp_queue *queue);
+void nrp_free_queue(struct nrp_queue *queue);
+
+/* rdma_p2p_io.c */
+extern const struct blk_mq_ops nrp_admin_mq_ops;
+extern const struct blk_mq_ops nrp_io_mq_ops;
+int nrp_post_recv(struct nrp_queue *queue, struct nrp_qe *qe);
+void nrp_submit_async_event(struct nvme_ctrl *nctrl);
+void nrp_discard_unposted(struct nrp_queue *queue);
+
+/* rdma_p2p_map.c */
+void nrp_set_null_sgl(struct nvme_command *cmd);
+int nrp_map_data(struct nrp_queue *queue, struct request *rq,
+		 struct nvme_command *cmd);
+void nrp_unmap_data(struct nrp_queue *queue, struct request *rq);
+
+/* rdma_p2p_stats.c */
+int nrp_stats_alloc(struct nrp_ctrl *ctrl);
+void nrp_stats_free(struct nrp_ctrl *ctrl);
+void nrp_stats_register(struct nrp_ctrl *ctrl);
+void nrp_stats_unregister(struct nrp_ctrl *ctrl);
+void nrp_stats_init(void);
+void nrp_stats_exit(void);
+
+#endif /* NRP_H */
