@@ -11,7 +11,14 @@ skip() { echo "SKIP: $*"; exit 4; }
 scratch_tree() {
 	local d
 	d=$(mktemp -d)
-	(cd "$TOP" && git ls-files -z --cached --others --exclude-standard |
-		xargs -0 cp --parents -t "$d" 2>/dev/null)
+	if git -C "$TOP" rev-parse --git-dir >/dev/null 2>&1; then
+		(cd "$TOP" && git ls-files -z --cached --others --exclude-standard |
+			xargs -0 cp --parents -t "$d" 2>/dev/null)
+	else
+		# an exported tree without git: take it whole, minus build output
+		cp -a "$TOP/." "$d/"
+		rm -rf "$d/.gen" "$d/.build"
+		find "$d" \( -name '*.o' -o -name '*.ko' -o -name '.*.cmd' \) -delete
+	fi
 	echo "$d"
 }
