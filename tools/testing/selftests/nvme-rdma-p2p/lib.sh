@@ -103,9 +103,8 @@ nrp_rdma_setup() {
 nrp_nvmet_setup() {
 	local dev=${1:-} fam=${2:-ipv4} cfs=/sys/kernel/config/nvmet addr
 	if [ -z "$dev" ]; then
-		modprobe brd rd_nr=1 rd_size=262144 || nrp_fail "cannot create RAM disk"
-		nrp_cleanup_push "modprobe -r brd"
-		dev=/dev/ram0
+		nrp_backing_dev ram 256
+		dev=$NRP_DEV
 	fi
 	modprobe nvmet-rdma || nrp_fail "cannot load nvmet-rdma"
 	nrp_cleanup_push "modprobe -r nvmet-rdma nvmet"
@@ -132,6 +131,65 @@ nrp_nvmet_setup() {
 	nrp_cleanup_push "rm $cfs/ports/1/subsystems/$NRP_SUBNQN"
 }
 
+# A backing block device for a target namespace, left in NRP_DEV. (Not
+# printed: a function that registers cleanups must not run in $(...),
+# whose subshell would lose them.)
+# $1: ram (brd RAM disk), null (memory-backed null_blk) or loop (a file
+# on tmpfs behind a loop device); $2: size in MiB.
+nrp_backing_dev() {
+	local kind=$1 mib=${2:-256} d f
+	case $kind in
+	ram)
+		modprobe brd rd_nr=1 rd_size=$((mib * 1024)) || nrp_fail "cannot create RAM disk"
+		nrp_cleanup_push "modprobe -r brd"
+		NRP_DEV=/dev/ram0 ;;
+	null)
+		modprobe null_blk nr_devices=0 || nrp_fail "no null_blk"
+		nrp_cleanup_push "modprobe -r null_blk"
+		d=/sys/kernel/config/nullb/nrp0
+		mkdir "$d" || nrp_fail "cannot create null_blk device"
+		nrp_cleanup_push "rmdir $d"
+		# memory_backed: reads return what was written, so data can be verified
+		echo 1 >"$d/memory_backed"
+		echo "$mib" >"$d/size"
+		echo 1 >"$d/power" || nrp_fail "cannot power on null_blk device"
+		nrp_cleanup_push "echo 0 >$d/power"
+		# 6.1 names a configfs-made disk after its directory
+		NRP_DEV=/dev/nrp0
+		[ -b $NRP_DEV ] || NRP_DEV=/dev/nullb$(cat "$d/index") ;;
+	loop)
+		f=/run/nrp-backing.img
+		truncate -s "${mib}M" $f
+		nrp_cleanup_push "rm -f $f"
+		modprobe loop
+		d=$(losetup --find --show $f) || nrp_fail "cannot set up a loop device"
+		nrp_cleanup_push "losetup -d $d"
+		NRP_DEV=$d ;;
+	*)	nrp_fail "unknown backing '$kind'" ;;
+	esac
+}
+
+# Restrict the subsystem to the given host NQNs (empty: any host again).
+nrp_nvmet_allow_hosts() {
+	local cfs=/sys/kernel/config/nvmet h
+	for h in "$cfs/subsystems/$NRP_SUBNQN/allowed_hosts"/*; do
+		[ -L "$h" ] && rm "$h"
+	done
+	if [ $# = 0 ]; then
+		echo 1 >"$cfs/subsystems/$NRP_SUBNQN/attr_allow_any_host"
+		return
+	fi
+	echo 0 >"$cfs/subsystems/$NRP_SUBNQN/attr_allow_any_host"
+	for h in "$@"; do
+		if [ ! -d "$cfs/hosts/$h" ]; then
+			mkdir "$cfs/hosts/$h"
+			nrp_cleanup_push "rmdir $cfs/hosts/$h"
+		fi
+		ln -s "$cfs/hosts/$h" "$cfs/subsystems/$NRP_SUBNQN/allowed_hosts/$h"
+		nrp_cleanup_push "rm -f $cfs/subsystems/$NRP_SUBNQN/allowed_hosts/$h"
+	done
+}
+
 # Disconnect every controller of our test subsystem (teardown helper).
 nrp_disconnect_all() {
 	nvme disconnect -n "$NRP_SUBNQN" >/dev/null 2>&1 || true
@@ -153,14 +211,13 @@ nrp_load_ours() {
 nrp_std_setup() {
 	local mib=${1:-256}
 	nrp_rdma_setup "${NRP_RDMA_TYPE:-rxe}"
-	modprobe brd rd_nr=1 rd_size=$((mib * 1024)) || nrp_fail "cannot create RAM disk"
-	nrp_cleanup_push "modprobe -r brd"
-	nrp_nvmet_setup /dev/ram0 "${NRP_FAMILY:-ipv4}"
+	nrp_backing_dev "${NRP_BACKING:-ram}" "$mib"
+	nrp_nvmet_setup "$NRP_DEV" "${NRP_FAMILY:-ipv4}"
 	nrp_load_ours
 }
 
 # nvme connect through our transport; extra nvme-cli options follow.
-# Prints the controller name (nvmeX).
+# The controller name (nvmeX) is left in NRP_CTRL.
 nrp_connect() {
 	local addr=$NRP_TGT_IP4 out ctrl
 	[ "${NRP_FAMILY:-ipv4}" = ipv6 ] && addr=$NRP_TGT_IP6
@@ -169,7 +226,7 @@ nrp_connect() {
 	nrp_cleanup_push nrp_disconnect_all
 	ctrl=$(nrp_ctrl_of_subsys "$NRP_SUBNQN")
 	[ -n "$ctrl" ] || nrp_fail "connect returned but no controller for $NRP_SUBNQN: $out"
-	echo "$ctrl"
+	NRP_CTRL=$ctrl
 }
 
 # First live controller (nvmeX) of a subsystem NQN.

@@ -42,7 +42,7 @@ expect_fail "host not allowed" 20 "$base,traddr=$NRP_TGT_IP4,hostnqn=$NRP_HOSTNQ
 echo 1 >"$cfs/subsystems/$NRP_SUBNQN/attr_allow_any_host"
 
 # After all that, the module still works and still unloads.
-ctrl=$(nrp_connect)
+nrp_connect; ctrl=$NRP_CTRL
 nrp_must nvme disconnect -n "$NRP_SUBNQN"
 nrp_assert_no_ctrls
 refs=$(cat /sys/module/$NRP_MOD/refcnt)

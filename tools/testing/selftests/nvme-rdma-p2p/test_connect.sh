@@ -20,7 +20,7 @@ one_family() {
 	# the discovery controller is gone again after discover
 	nrp_assert_no_ctrls
 
-	ctrl=$(nrp_connect)
+	nrp_connect; ctrl=$NRP_CTRL
 	nrp_ctrl_is_ours "$ctrl" || nrp_fail "$fam: $ctrl is not driven by nvme-rdma-p2p"
 	[ "$(cat /sys/class/nvme/$ctrl/transport)" = rdma ] ||
 		nrp_fail "$fam: $ctrl transport reads '$(cat /sys/class/nvme/$ctrl/transport)'"

@@ -5,7 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 
 nrp_std_setup 512
-ctrl=$(nrp_connect)
+nrp_connect; ctrl=$NRP_CTRL
 dev=$(nrp_ns_dev "$ctrl") || nrp_fail "no namespace"
 mnt=/mnt/nrp
 mkdir -p $mnt

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 
 nrp_std_setup 256
-ctrl=$(nrp_connect --nr-io-queues=2)
+nrp_connect --nr-io-queues=2; ctrl=$NRP_CTRL
 dev=$(nrp_ns_dev "$ctrl") || nrp_fail "no namespace"
 nqueues=$(ls -d /sys/block/"$(nrp_path_disk "$ctrl")"/mq/* 2>/dev/null | wc -l)
 echo "$ctrl: $nqueues blk-mq hardware queues"

@@ -5,7 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 
 nrp_std_setup 64
-ctrl=$(nrp_connect --nr-io-queues=1 --nr-write-queues=1 --nr-poll-queues=1)
+nrp_connect --nr-io-queues=1 --nr-write-queues=1 --nr-poll-queues=1; ctrl=$NRP_CTRL
 dev=$(nrp_ns_dev "$ctrl") || nrp_fail "no namespace"
 path=/sys/block/$(nrp_path_disk "$ctrl")
 [ "$(cat "$path/queue/io_poll" 2>/dev/null)" = 1 ] ||

@@ -5,7 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 
 nrp_std_setup 128
-ctrl=$(nrp_connect --nr-io-queues=2)
+nrp_connect --nr-io-queues=2; ctrl=$NRP_CTRL
 dev=$(nrp_ns_dev "$ctrl") || nrp_fail "no namespace"
 
 fio --name=nrp --filename="$dev" --direct=1 --ioengine=libaio --rw=randwrite \

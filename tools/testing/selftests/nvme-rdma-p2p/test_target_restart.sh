@@ -15,7 +15,7 @@ port_off() { rm "$cfs/ports/1/subsystems/$NRP_SUBNQN"; }
 port_on() { ln -s "$cfs/subsystems/$NRP_SUBNQN" "$cfs/ports/1/subsystems/"; }
 
 nrp_std_setup 128
-ctrl=$(nrp_connect --reconnect-delay=1 --ctrl-loss-tmo=60 --keep-alive-tmo=5)
+nrp_connect --reconnect-delay=1 --ctrl-loss-tmo=60 --keep-alive-tmo=5; ctrl=$NRP_CTRL
 dev=$(nrp_ns_dev "$ctrl") || nrp_fail "no namespace"
 before=$(nrp_stat "$ctrl" reconnects)
 
@@ -49,7 +49,7 @@ echo "reconnects: $before -> $after; fio completed and verified"
 nrp_must nvme disconnect -n "$NRP_SUBNQN"
 
 # ctrl_loss_tmo: 4 s of absence with reconnect_delay 1 gives up the controller.
-ctrl=$(nrp_connect --reconnect-delay=1 --ctrl-loss-tmo=4)
+nrp_connect --reconnect-delay=1 --ctrl-loss-tmo=4; ctrl=$NRP_CTRL
 dev=$(nrp_ns_dev "$ctrl") || nrp_fail "no namespace"
 port_off
 t0=$(date +%s)

@@ -5,7 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 
 nrp_std_setup 64
-ctrl=$(nrp_connect)
+nrp_connect; ctrl=$NRP_CTRL
 dev=$(nrp_ns_dev "$ctrl") || nrp_fail "no namespace"
 nrp_fio_verify "$dev" --rw=write --bs=64k --size=4m
 nrp_must modprobe -r nvme-rdma-p2p
@@ -14,7 +14,7 @@ nrp_assert_no_ctrls
 echo "module unload with a live controller: controller deleted"
 
 nrp_must modprobe nvme-rdma-p2p transport=$NRP_TRANSPORT
-ctrl=$(nrp_connect)
+nrp_connect; ctrl=$NRP_CTRL
 dev=$(nrp_ns_dev "$ctrl") || nrp_fail "no namespace"
 fio --name=nrp --filename="$dev" --direct=1 --ioengine=libaio --rw=randwrite \
 	--bs=4k --iodepth=16 --size=16m --time_based --runtime=30 \
