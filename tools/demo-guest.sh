@@ -14,7 +14,8 @@ nrp_rdma_setup rxe
 nrp_nvmet_setup /dev/ram0
 rdma link show | sed 's/^/    /'
 
-step "loading nvme-rdma-p2p as transport 'rdma'"
+step "installing the modprobe.d drop-in, loading nvme-rdma-p2p as transport 'rdma'"
+cp tools/modprobe.d/nvme-rdma-p2p.conf /etc/modprobe.d/
 modprobe nvme-rdma-p2p || nrp_fail "modprobe nvme-rdma-p2p failed"
 nrp_cleanup_push "modprobe -r nvme-rdma-p2p"
 dmesg | grep 'nvme_rdma_p2p' | tail -n 2 | sed 's/^/    /'
@@ -26,10 +27,11 @@ step "nvme connect -t rdma -a $NRP_TGT_IP4 -n $NRP_SUBNQN"
 nvme connect -t rdma -a "$NRP_TGT_IP4" -s "$NRP_PORT" -n "$NRP_SUBNQN" ||
 	nrp_fail "connect failed"
 nrp_cleanup_push "nvme disconnect -n $NRP_SUBNQN"
-sleep 1
+ctrl=$(nrp_ctrl_of_subsys "$NRP_SUBNQN") || nrp_fail "no controller for $NRP_SUBNQN"
+nrp_ctrl_is_ours "$ctrl" || nrp_fail "$ctrl is not driven by nvme-rdma-p2p"
+dev=$(nrp_ns_dev "$ctrl") || nrp_fail "no namespace block device appeared"
 nvme list | sed 's/^/    /'
-dev=/dev/$(basename "$(ls -d /sys/class/nvme-subsystem/*/nvme*n1 2>/dev/null | head -n1)")
-[ -b "$dev" ] || nrp_fail "no namespace block device appeared"
+echo "    $ctrl: $(cat /sys/class/nvme/$ctrl/address), driven by nvme-rdma-p2p"
 
 step "writing a ${size} MiB checkpoint to $dev (O_DIRECT, 1 MiB commands)"
 head -c $((size * 1024 * 1024)) /dev/urandom >/tmp/ckpt
@@ -46,7 +48,7 @@ echo "    sha256 read:    $got"
 awk -v s="$size" -v a="$t0" -v b="$t1" -v c="$t2" 'BEGIN {
 	printf "    write: %.2f s, %.1f MiB/s   read: %.2f s, %.1f MiB/s\n",
 	       b - a, s / (b - a), c - b, s / (c - b) }'
-stats=$(ls /sys/kernel/debug/nvme-rdma-p2p/*/stats 2>/dev/null | head -n1)
+stats=$NRP_DEBUGFS/$ctrl/stats
 if [ -n "$stats" ]; then
 	step "transport counters ($stats)"
 	sed 's/^/    /' "$stats"
