@@ -281,6 +281,16 @@ nrp_wait_state() {
 	return 1
 }
 
+# Wait up to $2 seconds for controller $1 to be gone; false if it stays.
+nrp_wait_gone() {
+	local ctrl=$1 secs=$2 i
+	for ((i = 0; i < secs * 5; i++)); do
+		[ -e "/sys/class/nvme/$ctrl" ] || return 0
+		sleep 0.2
+	done
+	return 1
+}
+
 # Is controller nvmeX driven by our module? (ours has a debugfs directory)
 nrp_ctrl_is_ours() { [ -d "$NRP_DEBUGFS/$1" ]; }
 

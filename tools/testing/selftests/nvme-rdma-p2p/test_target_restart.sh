@@ -55,11 +55,7 @@ port_off
 t0=$(date +%s)
 timeout 60 dd if=/dev/zero of="$dev" bs=64k count=16 oflag=direct status=none &&
 	nrp_fail "write succeeded with the target gone"
-for i in $(seq 150); do
-	[ -e "/sys/class/nvme/$ctrl" ] || break
-	sleep 0.2
-done
-[ -e "/sys/class/nvme/$ctrl" ] && nrp_fail "$ctrl still exists after ctrl_loss_tmo"
+nrp_wait_gone "$ctrl" 30 || nrp_fail "$ctrl still exists after ctrl_loss_tmo"
 echo "ctrl_loss_tmo=4: I/O failed and $ctrl was removed after $(($(date +%s) - t0)) s"
 port_on
 nrp_pass

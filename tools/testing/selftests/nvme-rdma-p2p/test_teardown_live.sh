@@ -24,11 +24,7 @@ sleep 3
 # Both ends sit in one guest, so the connection runs over the device that
 # owns the target address: removing it takes the host queues away.
 timeout 60 rdma link delete nrp_rxe_t || nrp_fail "rdma link delete hung or failed"
-for i in $(seq 100); do
-	[ -e "/sys/class/nvme/$ctrl" ] || break
-	sleep 0.3
-done
-[ -e "/sys/class/nvme/$ctrl" ] && nrp_fail "$ctrl survived the removal of its RDMA device"
+nrp_wait_gone "$ctrl" 30 || nrp_fail "$ctrl survived the removal of its RDMA device"
 echo "rdma device removal: $ctrl deleted"
 # fio must end (with errors), not hang
 timeout 60 tail --pid=$fio_pid -f /dev/null || nrp_fail "fio hung after device removal"
