@@ -144,6 +144,10 @@ nrp_backing_dev() {
 		nrp_cleanup_push "modprobe -r brd"
 		NRP_DEV=/dev/ram0 ;;
 	null)
+		# configfs may be a module that nothing has loaded yet
+		modprobe configfs 2>/dev/null
+		mountpoint -q /sys/kernel/config ||
+			mount -t configfs configfs /sys/kernel/config
 		modprobe null_blk nr_devices=0 || nrp_fail "no null_blk"
 		nrp_cleanup_push "modprobe -r null_blk"
 		d=/sys/kernel/config/nullb/nrp0
