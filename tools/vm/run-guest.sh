@@ -13,11 +13,15 @@
 #   --smp N                   guest CPUs (default: 2)
 #   --qemu ARG                one extra QEMU argument (repeatable), e.g. a
 #                             P2P memory device
+#   --append ARGS             extra kernel command line arguments
 #   --foreign-ko PATH         a module built for another kernel (tests
 #                             that the module refuses to load)
 #   --gpu-mem SIZE            size of the simulated GPU BAR, a QEMU ivshmem
 #                             device backed outside guest RAM (default
 #                             256M; 0 for none)
+#
+# While the guest runs, DIR/qemu.pid holds QEMU's pid; ending this script
+# (any signal but KILL) ends QEMU too.
 #
 # COMMAND runs in the guest with bash, in the checkout. Its environment
 # has NRP_KO (our module for this kernel) and NRP_KO_DIR (the fixtures).
@@ -29,7 +33,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-kernel=stock out= timeout=900 mem=2048 smp=2 foreign= gpu_mem=256M qemu_extra=()
+kernel=stock out= timeout=900 mem=2048 smp=2 foreign= gpu_mem=256M qemu_extra=() append=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel)	kernel=$2; shift 2 ;;
@@ -38,6 +42,7 @@ while [ $# -gt 0 ]; do
 	--mem)		mem=$2; shift 2 ;;
 	--smp)		smp=$2; shift 2 ;;
 	--qemu)		qemu_extra+=("$2"); shift 2 ;;
+	--append)	append+=" $2"; shift 2 ;;
 	--foreign-ko)	foreign=$2; shift 2 ;;
 	--gpu-mem)	gpu_mem=$2; shift 2 ;;
 	--)		shift; break ;;
@@ -83,7 +88,7 @@ fi
 [ -n "$out" ] || out=$(mktemp -d /tmp/nrp-guest.XXXXXX)
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-rm -rf "$out"/{console.log,output.txt,dmesg.txt,kmemleak.txt,exit-status,splats.txt,modules}
+rm -rf "$out"/{console.log,output.txt,dmesg.txt,kmemleak.txt,exit-status,splats.txt,modules,qemu.pid}
 
 # Install our modules as "make install" would, with the module index made
 # here: depmod over 9p under TCG takes minutes, natively a second.
@@ -109,7 +114,7 @@ ENV
 # lockdep: the soft-lockup watchdog then fires on a healthy kernel, so it
 # is off. Hung tasks are still detected (hung_task_timeout_secs).
 cmdline="console=ttyS0 panic=-1 loglevel=6 nokaslr nosoftlockup"
-cmdline+=" rcupdate.rcu_cpu_stall_timeout=300"
+cmdline+=" rcupdate.rcu_cpu_stall_timeout=300$append"
 accel=tcg
 qemu=(qemu-system-x86_64 -accel "$accel" -cpu max -smp "$smp" -m "$mem"
 	-nographic -nic none -no-reboot
@@ -126,8 +131,15 @@ fi
 printf '%q ' "${qemu[@]}" >"$out/qemu-cmdline"
 
 nrp_log "guest ($kernel) starting, output in $out"
+# Whatever ends this script (a signal from a caller, an error) ends the
+# guest too: a QEMU is never left behind.
+qpid=
+trap '[ -z "$qpid" ] || kill "$qpid" 2>/dev/null' EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT HUP
 "${qemu[@]}" </dev/null >"$out/console.log" 2>&1 &
 qpid=$!
+echo "$qpid" >"$out/qemu.pid"
 start=$SECONDS
 timed_out=0
 while kill -0 "$qpid" 2>/dev/null; do
@@ -141,6 +153,8 @@ while kill -0 "$qpid" 2>/dev/null; do
 	sleep 1
 done
 wait "$qpid" 2>/dev/null || true
+qpid=
+rm -f "$out/qemu.pid"
 elapsed=$((SECONDS - start))
 
 # Anything the kernel says is wrong fails the run, whatever the job said,
