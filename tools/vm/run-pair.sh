@@ -1,0 +1,274 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Two guests joined by one Ethernet link: a target guest serving an NVMe-oF
+# target and a host guest running a job against it. Each has a virtio-net
+# NIC on a QEMU socket netdev bound to 127.0.0.1, so no packet leaves the
+# two guests. The job in the host guest can ask for faults only the machine
+# outside both guests can make: pulling the cable, commands to the target.
+#
+#   tools/vm/run-pair.sh [options] -- COMMAND...
+#
+#   --kernel stock|p2p|debug  kernel of both guests (default: stock)
+#   --target-kernel KERNEL    the target guest's kernel (default: --kernel)
+#   --out DIR                 DIR/host and DIR/target as run-guest.sh leaves
+#                             them, DIR/pair.log the requests served
+#                             (default: a new directory under /tmp)
+#   --timeout SECONDS         the host job's limit (default: 1800)
+#   --mem MB                  memory of each guest (default: 2048)
+#   --smp N                   CPUs of the host guest (default: 2)
+#   --target-smp N            CPUs of the target guest (default: 1: two
+#                             guests under TCG share the machine's cores)
+#
+# COMMAND runs in the host guest, in the checkout, with NRP_PAIR_ROLE=host,
+# NRP_PAIR_CTL (its request directory), NRP_PAIR_MAC (its NIC) and the
+# link's addresses NRP_TGT_IP4/6, NRP_HOST_IP4/6 in its environment. The
+# target guest runs tools/testing/selftests/nvme-rdma-p2p/pair_target.sh.
+#
+# Requests (lib.sh's nrp_pair_ctl makes them, this script answers):
+#   wait-target SECONDS       until the target guest serves
+#   link off|on [host|target|both]
+#                             carrier of a guest's NIC, by QMP set_link
+#                             (default both: a pulled cable)
+#   target COMMAND...         a command of pair_target.sh, in the target
+# A new fault is a case in pair_request (and in pair_target.sh when the
+# target guest has to act).
+#
+# Exit status: the host job's; else 1 when the target guest failed or its
+# kernel reported a problem; 2 when a guest timed out or did not finish.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+kernel=stock tkernel= out= timeout=1800 mem=2048 smp=2 tsmp=1
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--kernel)	kernel=$2; shift 2 ;;
+	--target-kernel) tkernel=$2; shift 2 ;;
+	--out)		out=$2; shift 2 ;;
+	--timeout)	timeout=$2; shift 2 ;;
+	--mem)		mem=$2; shift 2 ;;
+	--smp)		smp=$2; shift 2 ;;
+	--target-smp)	tsmp=$2; shift 2 ;;
+	--)		shift; break ;;
+	-h|--help)	sed -n '3,/^set -euo/p' "$0" | sed 's/^# \{0,1\}//; /^set -euo/d'; exit 0 ;;
+	*)		nrp_die "unknown option $1 (see --help)" ;;
+	esac
+done
+[ $# -gt 0 ] || nrp_die "no command to run in the host guest (see --help)"
+[ -n "$tkernel" ] || tkernel=$kernel
+
+[ -n "$out" ] || out=$(mktemp -d /tmp/nrp-pair.XXXXXX)
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+hout=$out/host tout=$out/target
+rm -rf "$hout/ctl" "$tout/ctl" "$out/pair.log"
+mkdir -p "$hout/ctl" "$tout/ctl"
+# QMP sockets: a unix socket path must stay short.
+qdir=$(mktemp -d /tmp/nrp-qmp.XXXXXX)
+
+# The link: one subnet, one MAC per guest.
+tmac=52:54:00:98:00:01 hmac=52:54:00:98:00:02
+link_env="NRP_TGT_IP4=10.98.0.1 NRP_HOST_IP4=10.98.0.2"
+link_env+=" NRP_TGT_IP6=fd98::1 NRP_HOST_IP6=fd98::2"
+
+hpid= tpid=
+# Whatever ends this script ends both guests: run-guest.sh stops its QEMU
+# when signalled; a QEMU that outlives it is killed by its pid.
+stop_guests() {
+	local p d q
+	for p in $hpid $tpid; do
+		kill "$p" 2>/dev/null || true
+	done
+	for p in $hpid $tpid; do
+		for _ in $(seq 20); do
+			kill -0 "$p" 2>/dev/null || break
+			sleep 0.5
+		done
+	done
+	for d in "$hout" "$tout"; do
+		q=$(cat "$d/qemu.pid" 2>/dev/null) || continue
+		# only a QEMU of ours: its command line names this directory
+		if tr '\0' ' ' <"/proc/$q/cmdline" 2>/dev/null | grep -qF "$d"; then
+			kill -9 "$q" 2>/dev/null || true
+		fi
+	done
+	rm -rf "$qdir"
+}
+trap stop_guests EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT HUP
+
+plog() { echo "[$(date +%H:%M:%S.%3N)] $*" >>"$out/pair.log"; }
+
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# One request to a guest-side server over its request directory DIR (the
+# same protocol as lib.sh's nrp_pair_ctl): DIR/NAME.req holds the command,
+# the answer is NAME.out and then NAME.rc.
+ctl_call() { # DIR SECONDS COMMAND...
+	local dir=$1 secs=$2 f rc
+	shift 2
+	f=$dir/$(date +%s%N)-pair
+	echo "$*" >"$f.tmp" && mv "$f.tmp" "$f.req"
+	for _ in $(seq $((secs * 5))); do
+		if [ -e "$f.rc" ]; then
+			cat "$f.out" 2>/dev/null
+			rc=$(cat "$f.rc")
+			rm -f "$f".*
+			return "$rc"
+		fi
+		sleep 0.2
+	done
+	rm -f "$f".*
+	echo "no answer from $dir to '$*' within ${secs}s"
+	return 1
+}
+
+qmp() { # GUEST COMMAND [JSON]
+	"$NRP_TOP/tools/vm/qmp.py" "$qdir/$1.sock" "${@:2}"
+}
+
+set_link() { # on|off host|target|both
+	local up=true g
+	[ "$1" = off ] && up=false
+	case ${2:-both} in
+	host|target)	g=$2 ;;
+	both)		g="host target" ;;
+	*)		echo "link: no guest '$2'"; return 1 ;;
+	esac
+	for g in $g; do
+		qmp "$g" set_link "{\"name\": \"n0\", \"up\": $up}" >/dev/null || return 1
+	done
+}
+
+# Serve one request of the host guest's job.
+pair_request() {
+	local secs
+	case $1 in
+	wait-target)
+		secs=${2:-300}
+		for _ in $(seq $((secs * 5))); do
+			if [ -e "$tout/ctl/ready" ]; then
+				cat "$tout/ctl/ready"
+				grep -qx ready "$tout/ctl/ready"
+				return
+			fi
+			kill -0 "$tpid" 2>/dev/null || { echo "the target guest ended"; return 1; }
+			sleep 0.2
+		done
+		echo "the target guest did not come up within ${secs}s"
+		return 1 ;;
+	link)
+		case ${2:-} in
+		on|off)	set_link "$2" "${3:-both}" ;;
+		*)	echo "link on|off [host|target|both]"; return 1 ;;
+		esac ;;
+	target)
+		shift
+		ctl_call "$tout/ctl" 300 "$@" ;;
+	*)
+		echo "unknown request '$*'"
+		return 1 ;;
+	esac
+}
+
+serve_requests() {
+	local req base cmd rc
+	for req in "$hout/ctl"/*.req; do
+		[ -e "$req" ] || continue
+		base=${req%.req}
+		cmd=$(cat "$req")
+		rm -f "$req"
+		rc=0
+		# shellcheck disable=SC2086
+		pair_request $cmd >"$base.out" 2>&1 </dev/null || rc=$?
+		if [ "$rc" = 0 ]; then
+			plog "$cmd -> 0"
+		else
+			plog "$cmd -> $rc: $(tail -n1 "$base.out")"
+		fi
+		echo "$rc" >"$base.rc.tmp"
+		mv "$base.rc.tmp" "$base.rc"
+	done
+}
+
+# Run in the background, so exec: $! is then run-guest.sh itself, which
+# stops its QEMU when signalled.
+guest() { # ROLE KERNEL OUT MAC NETDEV TIMEOUT COMMAND
+	local n=$smp
+	[ "$1" = target ] && n=$tsmp
+	exec "$NRP_TOP/tools/vm/run-guest.sh" --kernel "$2" --out "$3" --timeout "$6" \
+		--mem "$mem" --smp "$n" --gpu-mem 0 --append no_timer_check \
+		--qemu -netdev --qemu "$5" \
+		--qemu -device --qemu "virtio-net-pci,netdev=n0,mac=$4" \
+		--qemu -qmp --qemu "unix:$qdir/$1.sock,server=on,wait=off" \
+		-- "export NRP_PAIR_ROLE=$1 NRP_PAIR_CTL=/nrp-job/ctl NRP_PAIR_MAC=$4 $link_env; $7" \
+		>"$out/$1.log" 2>&1
+}
+
+# (no_timer_check: two TCG guests on a loaded machine can miss the boot-time
+# check of the IO-APIC timer and panic.)
+#
+# The host guest listens and the target guest connects: a connecting QEMU
+# cannot reconnect, a listening one takes the next connection, so the
+# target is the side that may be restarted.
+nrp_log "pair ($kernel host, $tkernel target) starting, output in $out"
+for attempt in 1 2 3; do
+	port=$(free_port)
+	guest host "$kernel" "$hout" "$hmac" "socket,id=n0,listen=127.0.0.1:$port" \
+		"$timeout" "$*" &
+	hpid=$!
+	# building the kernel or module may come first
+	until ss -Htln "sport = :$port" | grep -q . || ! kill -0 "$hpid" 2>/dev/null; do
+		sleep 0.5
+	done
+	kill -0 "$hpid" 2>/dev/null && break
+	wait "$hpid" || true
+	hpid=
+	grep -q 'Address already in use' "$hout/console.log" 2>/dev/null ||
+		{ tail -n 20 "$out/host.log" >&2; nrp_die "the host guest did not start"; }
+done
+[ -n "$hpid" ] || nrp_die "no free port for the link"
+plog "host guest listening on 127.0.0.1:$port"
+
+guest target "$tkernel" "$tout" "$tmac" "socket,id=n0,connect=127.0.0.1:$port" \
+	$((timeout + 300)) "bash tools/testing/selftests/nvme-rdma-p2p/pair_target.sh" &
+tpid=$!
+plog "target guest connecting"
+
+while kill -0 "$hpid" 2>/dev/null; do
+	serve_requests
+	sleep 0.2
+done
+hrc=0
+wait "$hpid" || hrc=$?
+hpid=
+plog "host guest ended, status $hrc"
+
+# Then the target: asked to stop, killed if it does not.
+trc=0
+if kill -0 "$tpid" 2>/dev/null; then
+	ctl_call "$tout/ctl" 120 stop >>"$out/pair.log" 2>&1 || true
+	for _ in $(seq 240); do
+		kill -0 "$tpid" 2>/dev/null || break
+		sleep 0.5
+	done
+	if kill -0 "$tpid" 2>/dev/null; then
+		plog "target guest did not stop, killing it"
+		kill "$tpid" 2>/dev/null || true
+	fi
+fi
+wait "$tpid" || trc=$?
+tpid=
+plog "target guest ended, status $trc"
+
+rc=$hrc
+if [ "$trc" != 0 ]; then
+	nrp_log "pair: the target guest failed (status $trc):"
+	tail -n 15 "$out/target.log" >&2
+	[ "$rc" != 0 ] || rc=$((trc == 2 ? 2 : 1))
+fi
+[ "$hrc" = 0 ] || tail -n 15 "$out/host.log" >&2
+nrp_log "pair done, status $rc (host $hrc, target $trc)"
+exit "$rc"
