@@ -89,12 +89,15 @@ nrp_rdma_setup() {
 	ip -6 addr add "$NRP_HOST_IP6/64" dev nrp-h nodad
 	ip link set nrp-t up
 	ip link set nrp-h up
-	rdma link add "nrp_${type}_t" type "$type" netdev nrp-t ||
-		nrp_fail "rdma link add $type on nrp-t failed"
-	nrp_cleanup_push "rdma link delete nrp_${type}_t"
-	rdma link add "nrp_${type}_h" type "$type" netdev nrp-h ||
-		nrp_fail "rdma link add $type on nrp-h failed"
-	nrp_cleanup_push "rdma link delete nrp_${type}_h"
+	nrp_rdma_link "$type" nrp-t "nrp_${type}_t"
+	nrp_rdma_link "$type" nrp-h "nrp_${type}_h"
+}
+
+# A soft RDMA device $3 of type $1 on the existing netdev $2.
+nrp_rdma_link() {
+	rdma link add "$3" type "$1" netdev "$2" ||
+		nrp_fail "rdma link add $1 on $2 failed"
+	nrp_cleanup_push "rdma link delete $3"
 }
 
 # A kernel NVMe target exporting one namespace over RDMA.
@@ -324,4 +327,141 @@ nrp_assert_no_ctrls() {
 		[ -e "$c" ] || continue
 		nrp_fail "controller $(basename "$c") left behind ($(cat "$c/state" 2>/dev/null))"
 	done
+}
+
+# --- two guests (tools/vm/run-pair.sh) ------------------------------------
+# run-pair.sh gives each guest NRP_PAIR_ROLE (host or target), NRP_PAIR_CTL
+# (the directory its requests go through), NRP_PAIR_MAC (its NIC) and the
+# link's addresses (NRP_TGT_IP4, NRP_HOST_IP4, ...).
+
+nrp_pair_need() {
+	[ "${NRP_PAIR_ROLE:-}" = "$1" ] ||
+		nrp_skip "needs the $1 guest of two (tools/vm/run-pair.sh)"
+}
+
+# Soft RDMA on this guest's NIC with the address of its role, the NIC's
+# name left in NRP_NIC. $1: rxe (default) or siw.
+nrp_rdma_nic_setup() {
+	local type=${1:-rxe} n ip4 ip6 i
+	NRP_NIC=
+	modprobe virtio_net 2>/dev/null
+	for ((i = 0; i < 50 && ${#NRP_NIC} == 0; i++)); do
+		for n in /sys/class/net/*; do
+			[ "$(cat "$n/address" 2>/dev/null)" = "${NRP_PAIR_MAC:-}" ] &&
+				NRP_NIC=$(basename "$n")
+		done
+		[ -n "$NRP_NIC" ] || sleep 0.2
+	done
+	[ -n "$NRP_NIC" ] || nrp_fail "no NIC with MAC ${NRP_PAIR_MAC:-(none)}"
+	modprobe "rdma_$type" 2>/dev/null || modprobe "$type" 2>/dev/null ||
+		nrp_skip "no $type driver in this kernel"
+	ip4=$NRP_HOST_IP4 ip6=$NRP_HOST_IP6
+	[ "$NRP_PAIR_ROLE" = target ] && ip4=$NRP_TGT_IP4 ip6=$NRP_TGT_IP6
+	# (the address stays from an earlier test of the same boot)
+	ip addr replace "$ip4/24" dev "$NRP_NIC"
+	ip -6 addr replace "$ip6/64" dev "$NRP_NIC" nodad
+	ip link set "$NRP_NIC" up
+	nrp_rdma_link "$type" "$NRP_NIC" "nrp_${type}_0"
+}
+
+# Ask the runner outside both guests for something (a fault, a command to
+# the other guest); prints its answer and returns its status.
+nrp_pair_ctl() {
+	local f i rc
+	f=$NRP_PAIR_CTL/$(date +%s%N)-$$
+	echo "$*" >"$f.tmp" && mv "$f.tmp" "$f.req" || return 1
+	for ((i = 0; i < ${NRP_PAIR_CTL_TMO:-330} * 5; i++)); do
+		if [ -e "$f.rc" ]; then
+			cat "$f.out" 2>/dev/null
+			rc=$(cat "$f.rc")
+			rm -f "$f".*
+			return "$rc"
+		fi
+		sleep 0.2
+	done
+	echo "no answer to '$*'"
+	return 1
+}
+
+# The host guest's fixture: soft RDMA on the NIC, the target guest
+# answering across the link, our module loaded.
+nrp_pair_host_setup() {
+	local out
+	nrp_pair_need host
+	nrp_rdma_nic_setup "${NRP_RDMA_TYPE:-rxe}"
+	out=$(nrp_pair_ctl wait-target 300) || nrp_fail "no target guest: $out"
+	busybox ping -c 1 -W 10 "$NRP_TGT_IP4" >/dev/null ||
+		nrp_fail "the target $NRP_TGT_IP4 does not answer across the link"
+	nrp_load_ours
+}
+
+# Seconds since the epoch, with milliseconds; and the difference of two.
+nrp_now() { date +%s.%3N; }
+nrp_secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
+
+# The kernel reported no problem since nrp_dmesg_mark.
+nrp_assert_no_splat() {
+	local s
+	s=$(nrp_dmesg_since | grep -E 'BUG:|WARNING:|Oops|KASAN|possible circular|hung_task|blocked for more than' | head -n 5)
+	[ -z "$s" ] || nrp_fail "the kernel reported: $s"
+}
+
+# fio writes and verifies (crc32c) $2, the namespace of controller $1,
+# across a fault: 3 s into the run the runner is asked for "$3" (the fault),
+# $5 seconds later for "$4" (the repair). Fails the test when fio ended
+# before the fault, the controller does not notice (leave LIVE) within the
+# fault, I/O fails instead of waiting, the controller is not LIVE 90 s after
+# the repair, fio fails or data does not verify, or recoveries and
+# reconnects were not counted. What it measured is left in NRP_FAULT_REPORT.
+# $6: fio's size in MiB (default NRP_PAIR_FIO_MB, else 24).
+nrp_pair_fault_io() {
+	local ctrl=$1 dev=$2 fault=$3 repair=$4 secs=$5 mib=${6:-${NRP_PAIR_FIO_MB:-24}}
+	local log=/tmp/nrp-fio-fault.log rec0 con0 rec1 con1 fio_pid t0 t1 t2 td="" st seen=live out
+	rec0=$(nrp_stat "$ctrl" recoveries)
+	con0=$(nrp_stat "$ctrl" reconnects)
+	fio --name=nrp --filename="$dev" --direct=1 --ioengine=libaio --rw=randwrite \
+		--bs=16k --iodepth=16 --size="${mib}m" --verify=crc32c --verify_fatal=1 \
+		--do_verify=1 --output="$log" &
+	fio_pid=$!
+	nrp_cleanup_push "kill $fio_pid"
+	sleep 3
+	kill -0 $fio_pid 2>/dev/null ||
+		nrp_fail "fio ended before the fault; raise NRP_PAIR_FIO_MB ($mib): $(cat $log)"
+	out=$(nrp_pair_ctl "$fault") || nrp_fail "'$fault' failed: $out"
+	t0=$(nrp_now)
+	while [ "$(nrp_secs "$t0" "$(nrp_now)" | cut -d. -f1)" -lt "$secs" ]; do
+		st=$(nrp_ctrl_state "$ctrl")
+		[ "$st" != live ] && [ -z "$td" ] && td=$(nrp_secs "$t0" "$(nrp_now)")
+		[ "$st" = "${seen##* }" ] || seen+=" $st"
+		sleep 0.2
+	done
+	[ -n "$td" ] || nrp_fail "$ctrl stayed live through ${secs}s of '$fault'"
+	kill -0 $fio_pid 2>/dev/null ||
+		nrp_fail "fio ended during '$fault' (I/O failed instead of waiting): $(tail -n 5 $log)"
+	out=$(nrp_pair_ctl "$repair") || nrp_fail "'$repair' failed: $out"
+	t1=$(nrp_now)
+	while [ "$(nrp_ctrl_state "$ctrl")" != live ]; do
+		st=$(nrp_ctrl_state "$ctrl")
+		[ "$st" = "${seen##* }" ] || seen+=" $st"
+		[ "$(nrp_secs "$t1" "$(nrp_now)" | cut -d. -f1)" -lt 90 ] ||
+			nrp_fail "$ctrl not live 90 s after '$repair' ($st)"
+		sleep 0.2
+	done
+	seen+=" live"
+	t2=$(nrp_now)
+	wait $fio_pid || { cat $log; nrp_fail "fio failed across '$fault'"; }
+	grep -q 'verify: bad' $log && nrp_fail "data corrupted across '$fault'"
+	grep -q 'err= 0' $log || { cat $log; nrp_fail "fio reported errors across '$fault'"; }
+	rec1=$(nrp_stat "$ctrl" recoveries)
+	con1=$(nrp_stat "$ctrl" reconnects)
+	[ "$rec1" != missing ] && [ "$rec1" -gt "$rec0" ] ||
+		nrp_fail "no recovery counted across '$fault' ($rec0 -> $rec1)"
+	[ "$con1" -gt "$con0" ] ||
+		nrp_fail "no reconnect counted across '$fault' ($con0 -> $con1)"
+	NRP_FAULT_REPORT="'$fault' for ${secs}s: left live after ${td}s; states: $seen;"
+	NRP_FAULT_REPORT+=" live $(nrp_secs "$t1" "$t2")s after '$repair';"
+	NRP_FAULT_REPORT+=" recoveries $rec0->$rec1, reconnects $con0->$con1,"
+	NRP_FAULT_REPORT+=" reconnect_attempts $(nrp_stat "$ctrl" reconnect_attempts);"
+	NRP_FAULT_REPORT+=" fio ${mib} MiB verified:$(grep -E '^ *(READ|WRITE): bw=' $log |
+		sed -E 's/^ *(READ|WRITE): bw=([^ ]+).*/ \1 \2/' | tr '\n' ',' | sed 's/,$//')"
 }

@@ -1,0 +1,60 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The target guest of tools/vm/run-pair.sh: soft RDMA on the NIC, the
+# kernel nvmet-rdma target on a RAM disk, then the commands the host
+# guest's tests send through the runner, until "stop":
+#
+#   port-off / port-on      unlink / link the subsystem on the nvmet port
+#                           (the target stops listening, queues drop)
+#   nvmet-stop / nvmet-start   the port off and nvmet-rdma unloaded / loaded
+#                           and the port on again (a target restart whose
+#                           namespace keeps its data)
+#   stop                    tear everything down and end the guest
+#
+# Writes "ready" to $NRP_PAIR_CTL/ready once it serves, or why it cannot.
+. "$(dirname "$0")/lib.sh"
+
+nrp_pair_need target
+ctl=$NRP_PAIR_CTL
+cfs=/sys/kernel/config/nvmet
+announce() { echo "$*" >"$ctl/ready.tmp" && mv "$ctl/ready.tmp" "$ctl/ready"; }
+trap '[ -e "$ctl/ready" ] || announce "target setup failed"; _nrp_run_cleanups' EXIT
+
+nrp_rdma_nic_setup "${NRP_RDMA_TYPE:-rxe}"
+nrp_backing_dev ram "${NRP_PAIR_TGT_MIB:-256}"
+nrp_nvmet_setup "$NRP_DEV" ipv4
+echo "target: $NRP_SUBNQN on $NRP_TGT_IP4:$NRP_PORT ($NRP_NIC, $NRP_DEV)"
+announce ready
+
+port_off() { rm "$cfs/ports/1/subsystems/$NRP_SUBNQN"; }
+port_on() { ln -s "$cfs/subsystems/$NRP_SUBNQN" "$cfs/ports/1/subsystems/"; }
+
+# One command; its output is the answer.
+serve() {
+	case $1 in
+	port-off)	port_off ;;
+	port-on)	port_on ;;
+	nvmet-stop)	port_off && modprobe -r nvmet-rdma ;;
+	nvmet-start)	modprobe nvmet-rdma && port_on ;;
+	stop)		return 0 ;;
+	*)		echo "unknown target command '$*'"; return 1 ;;
+	esac
+}
+
+running=1
+while [ $running = 1 ]; do
+	for req in "$ctl"/*.req; do
+		[ -e "$req" ] || continue
+		base=${req%.req}
+		cmd=$(cat "$req")
+		rm -f "$req"
+		rc=0
+		# shellcheck disable=SC2086
+		serve $cmd >"$base.out" 2>&1 || rc=$?
+		echo "$(date +%T) target: $cmd -> $rc"
+		[ "$cmd" = stop ] && running=0
+		echo "$rc" >"$base.rc.tmp" && mv "$base.rc.tmp" "$base.rc"
+	done
+	sleep 0.2
+done
+exit 0
