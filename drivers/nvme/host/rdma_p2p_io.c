@@ -379,12 +379,14 @@ enum nrp_prep_result {
 
 /*
  * The request could not be mapped because its P2P memory is not
- * reachable from this RDMA device. Retrying or failing over to the same
- * device cannot help and the connection is fine, so the command fails on
- * its own, with Do Not Retry set.
+ * reachable from this RDMA device. Retrying, requeueing or recovering the
+ * connection cannot help and the connection is fine, so only this request
+ * fails, before it is started, with the block layer's "target" status:
+ * the submitter sees -EREMOTEIO, as with a PCIe NVMe drive that cannot
+ * reach the memory.
  */
-static void nrp_fail_p2p_unreachable(struct nrp_queue *queue,
-				     struct request *rq)
+static blk_status_t nrp_p2p_unreachable(struct nrp_queue *queue,
+					struct request *rq)
 {
 	struct nrp_ctrl *ctrl = queue->ctrl;
 
@@ -393,10 +395,7 @@ static void nrp_fail_p2p_unreachable(struct nrp_queue *queue,
 			     "queue %d: P2P memory of tag %d not reachable from %s\n",
 			     nrp_qid(queue), rq->tag,
 			     dev_name(&queue->dev->ibdev->dev));
-	nvme_start_request(rq);
-	nvme_req(rq)->status = NVME_SC_DATA_XFER_ERROR | NVME_STATUS_DNR;
-	blk_mq_set_request_complete(rq);
-	nvme_complete_rq(rq);
+	return BLK_STS_TARGET;
 }
 
 static enum nrp_prep_result nrp_prep_rq(struct nrp_queue *queue,
@@ -432,8 +431,8 @@ static enum nrp_prep_result nrp_prep_rq(struct nrp_queue *queue,
 				    DMA_TO_DEVICE);
 		switch (ret) {
 		case -EREMOTEIO:
-			nrp_fail_p2p_unreachable(queue, rq);
-			return NRP_PREP_DONE;
+			*sts = nrp_p2p_unreachable(queue, rq);
+			break;
 		case -EIO:
 			/* the mapping failed: report a path error, as a peer */
 			nvme_start_request(rq);

@@ -12,7 +12,17 @@
  *
  * Pages may be PCI P2PDMA memory (a BAR of another PCI device). Those
  * need the P2P-aware mapping, which can also tell that the RDMA device
- * cannot reach the peer at all (-EREMOTEIO).
+ * cannot reach the peer at all (-EREMOTEIO). The policy, per request:
+ *   - one P2P page is enough to map the whole request with the P2P-aware
+ *     mapping, which maps every segment by its own kind: host pages as
+ *     usual, P2P pages to bus or host-bridge addresses. A request mixing
+ *     both is therefore served, and the counters split its bytes by kind;
+ *   - all or nothing: if the device cannot reach one P2P page, the whole
+ *     request fails with -EREMOTEIO, host pages included, and nothing of
+ *     it goes on the wire;
+ *   - P2P segments take the same routes as host ones, in-capsule data
+ *     included: a SEND's SGE with the local DMA lkey makes the device read
+ *     the peer memory itself, so nothing is copied on the way.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -44,18 +54,23 @@ static struct sg_table nrp_mapped_view(struct nrp_request *req)
 	return view;
 }
 
-static bool nrp_has_p2p_pages(struct nrp_request *req)
+/* Bytes of P2P memory in the request; counts their segments in @segs. */
+static u32 nrp_p2p_bytes(struct nrp_request *req, u32 *segs)
 {
 	struct scatterlist *sg;
+	u32 bytes = 0;
 	int i;
 
+	*segs = 0;
 	if (!nrp_kernel_has_p2pdma())
-		return false;
+		return 0;
 	for_each_sg(req->sgt.sgl, sg, req->nents, i) {
-		if (nrp_is_p2p_page(sg_page(sg)))
-			return true;
+		if (nrp_is_p2p_page(sg_page(sg))) {
+			bytes += sg->length;
+			(*segs)++;
+		}
 	}
-	return false;
+	return bytes;
 }
 
 static int nrp_dma_map_p2p(struct nrp_queue *queue, struct nrp_request *req,
@@ -104,6 +119,7 @@ static int nrp_dma_map(struct nrp_queue *queue, struct request *rq,
 	struct nrp_request *req = blk_mq_rq_to_pdu(rq);
 	struct nrp_ctrl *ctrl = queue->ctrl;
 	enum dma_data_direction dir = rq_dma_dir(rq);
+	u32 p2p_bytes, p2p_segs;
 	int ret;
 
 	req->sgt.sgl = req->first_sgl;
@@ -118,13 +134,18 @@ static int nrp_dma_map(struct nrp_queue *queue, struct request *rq,
 	 */
 	req->nents = blk_rq_map_sg(rq->q, rq, req->sgt.sgl);
 
-	if (unlikely(nrp_has_p2p_pages(req))) {
+	p2p_bytes = nrp_p2p_bytes(req, &p2p_segs);
+	if (unlikely(p2p_segs)) {
 		ret = nrp_dma_map_p2p(queue, req, dir, count);
 		if (ret)
 			goto out_free_table;
 		req->dma_kind = NRP_DMA_P2P;
-		nrp_stat_add(ctrl, NRP_STAT_P2P_BYTES, blk_rq_payload_bytes(rq));
-		nrp_stat_add(ctrl, NRP_STAT_P2P_SEGMENTS, req->nents);
+		nrp_stat_add(ctrl, NRP_STAT_P2P_BYTES, p2p_bytes);
+		nrp_stat_add(ctrl, NRP_STAT_P2P_SEGMENTS, p2p_segs);
+		/* a mixed request: the rest came from host memory */
+		if (blk_rq_payload_bytes(rq) > p2p_bytes)
+			nrp_stat_add(ctrl, NRP_STAT_HOST_BYTES,
+				     blk_rq_payload_bytes(rq) - p2p_bytes);
 		return 0;
 	}
 
