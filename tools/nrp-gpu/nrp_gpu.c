@@ -29,6 +29,7 @@
 #include <linux/fs.h>
 #include <linux/idr.h>
 #include <linux/kref.h>
+#include <linux/llist.h>
 #include <linux/ktime.h>
 #include <linux/memremap.h>
 #include <linux/miscdevice.h>
@@ -92,6 +93,27 @@ struct nrp_gpu_xfer_ctx {
 	wait_queue_head_t	wait;
 	unsigned int		inflight;
 	blk_status_t		status;
+	/* BOUNCE/MIX: finished bios whose host pages the submitter frees */
+	struct llist_head	bounced;
+};
+
+/*
+ * The host pages of one bio of a BOUNCE or MIX transfer. Completion only
+ * queues it: copying back into the window and freeing happen in the
+ * submitter, in process context, where the copy is charged to the task
+ * that asked for it.
+ */
+struct nrp_gpu_bounce {
+	struct llist_node	node;
+	struct nrp_gpu_xfer_ctx	*ctx;
+	blk_status_t		status;
+	unsigned int		nr;
+	struct nrp_gpu_bounce_seg {
+		struct page	*page;
+		void		*win;	/* where the bytes live in the window */
+		unsigned int	off;
+		unsigned int	len;
+	} seg[];
 };
 
 /* Refuse a request from userspace, saying why in the kernel log. */
@@ -301,8 +323,11 @@ static int nrp_gpu_xfer_check(struct nrp_gpu *gpu, struct block_device *bdev,
 	 * BAR's bus address could be handed to a DMA engine as if it were
 	 * RAM. nvmet checks the same flag before using p2pmem.
 	 */
+	if ((x->flags & NRP_GPU_XFER_BOUNCE) && (x->flags & NRP_GPU_XFER_MIX))
+		return nrp_gpu_reject(gpu, -EINVAL,
+				      "xfer: BOUNCE and MIX exclude each other\n");
 	if (!(x->result_flags & NRP_GPU_XFER_QUEUE_P2P) &&
-	    !(x->flags & NRP_GPU_XFER_FORCE))
+	    !(x->flags & (NRP_GPU_XFER_FORCE | NRP_GPU_XFER_BOUNCE)))
 		return nrp_gpu_reject(gpu, -EOPNOTSUPP,
 				      "xfer: %pg does not support PCI P2PDMA (no QUEUE_FLAG_PCI_P2PDMA); refusing to submit BAR pages without FORCE\n",
 				      bdev);
@@ -350,13 +375,11 @@ static void nrp_gpu_xfer_cache_after(struct nrp_gpu *gpu,
 				     bdev, x->dev_offset, x->length);
 }
 
-static void nrp_gpu_xfer_end_io(struct bio *bio)
+static void nrp_gpu_xfer_done(struct nrp_gpu_xfer_ctx *ctx,
+			      blk_status_t status)
 {
-	struct nrp_gpu_xfer_ctx *ctx = bio->bi_private;
-	blk_status_t status = bio->bi_status;
 	unsigned long flags;
 
-	bio_put(bio);
 	/*
 	 * wake_up() under ctx->lock: the submitter re-checks under the same
 	 * lock, so it cannot see the count drop, return and end the stack
@@ -368,6 +391,61 @@ static void nrp_gpu_xfer_end_io(struct bio *bio)
 	ctx->inflight--;
 	wake_up(&ctx->wait);
 	spin_unlock_irqrestore(&ctx->lock, flags);
+}
+
+static void nrp_gpu_xfer_end_io(struct bio *bio)
+{
+	struct nrp_gpu_xfer_ctx *ctx = bio->bi_private;
+	blk_status_t status = bio->bi_status;
+
+	bio_put(bio);
+	nrp_gpu_xfer_done(ctx, status);
+}
+
+static void nrp_gpu_xfer_bounce_end_io(struct bio *bio)
+{
+	struct nrp_gpu_bounce *b = bio->bi_private;
+	struct nrp_gpu_xfer_ctx *ctx = b->ctx;
+	blk_status_t status = bio->bi_status;
+
+	bio_put(bio);
+	b->status = status;
+	/* queued before the count drops, so the final drain sees it */
+	llist_add(&b->node, &ctx->bounced);
+	nrp_gpu_xfer_done(ctx, status);
+}
+
+static void nrp_gpu_bounce_free(struct nrp_gpu_bounce *b)
+{
+	unsigned int i;
+
+	for (i = 0; i < b->nr; i++)
+		__free_page(b->seg[i].page);
+	kfree(b);
+}
+
+/*
+ * Free the host pages of finished bios; after a successful read, first
+ * copy their bytes to where they belong in the window. Returns the bytes
+ * copied.
+ */
+static u64 nrp_gpu_bounce_drain(struct nrp_gpu_xfer_ctx *ctx, bool copy_back)
+{
+	struct llist_node *done = llist_del_all(&ctx->bounced);
+	struct nrp_gpu_bounce *b, *tmp;
+	u64 copied = 0;
+	unsigned int i;
+
+	llist_for_each_entry_safe(b, tmp, done, node) {
+		for (i = 0; copy_back && !b->status && i < b->nr; i++) {
+			memcpy(b->seg[i].win,
+			       page_address(b->seg[i].page) + b->seg[i].off,
+			       b->seg[i].len);
+			copied += b->seg[i].len;
+		}
+		nrp_gpu_bounce_free(b);
+	}
+	return copied;
 }
 
 /*
@@ -382,53 +460,102 @@ static void nrp_gpu_xfer_wait(struct nrp_gpu_xfer_ctx *ctx, unsigned int limit)
 		;
 }
 
+/* Does the window page at @va go through host memory? */
+static bool nrp_gpu_bounces(struct nrp_gpu *gpu, u32 flags, void *va)
+{
+	if (flags & NRP_GPU_XFER_BOUNCE)
+		return true;
+	/* odd pages of the window, whatever the chunking */
+	return (flags & NRP_GPU_XFER_MIX) &&
+	       (((va - gpu->window) >> PAGE_SHIFT) & 1);
+}
+
 /*
  * A bio for up to @len bytes of the window at @va, one page segment at a
  * time so that the block layer merges them as it sees fit. Returns the
- * bytes added in @added: less than @len when the bio filled up.
+ * bytes added in @added: less than @len when the bio filled up. Pages
+ * that bounce get a host page each, recorded in *@bounce; a write copies
+ * the window into them here and counts it in @x->copied.
  */
-static struct bio *nrp_gpu_xfer_bio(struct block_device *bdev, blk_opf_t opf,
+static struct bio *nrp_gpu_xfer_bio(struct nrp_gpu *gpu, struct block_device *bdev,
+				    struct nrp_gpu_xfer *x, blk_opf_t opf,
 				    void *va, u64 len, sector_t sector,
-				    u64 *added)
+				    struct nrp_gpu_bounce **bounce, u64 *added)
 {
+	bool bouncing = x->flags & (NRP_GPU_XFER_BOUNCE | NRP_GPU_XFER_MIX);
+	struct nrp_gpu_bounce *b = NULL;
 	unsigned int nr_vecs;
 	struct bio *bio;
 	u64 done = 0;
 
 	nr_vecs = min_t(u64, DIV_ROUND_UP(offset_in_page(va) + len, PAGE_SIZE),
 			BIO_MAX_VECS);
+	if (bouncing) {
+		b = kzalloc(struct_size(b, seg, nr_vecs), GFP_KERNEL);
+		if (!b)
+			return NULL;
+	}
 	bio = bio_alloc(bdev, nr_vecs, opf, GFP_KERNEL);
 	if (!bio)
-		return NULL;
+		goto out_free_bounce;
 	bio->bi_iter.bi_sector = sector;
 
 	while (done < len) {
 		void *p = va + done;
 		unsigned int off = offset_in_page(p);
 		unsigned int seg = min_t(u64, PAGE_SIZE - off, len - done);
-
 		/* The window is in the direct map: its struct pages are real. */
-		if (bio_add_page(bio, virt_to_page(p), seg, off) != seg)
+		struct page *page = virt_to_page(p);
+
+		if (b && nrp_gpu_bounces(gpu, x->flags, p)) {
+			if (b->nr == nr_vecs)
+				break;
+			page = alloc_page(GFP_KERNEL);
+			if (!page)
+				goto out_put_bio;
+			if (bio_add_page(bio, page, seg, off) != seg) {
+				__free_page(page);
+				break;
+			}
+			b->seg[b->nr++] = (struct nrp_gpu_bounce_seg) {
+				.page = page, .win = p, .off = off, .len = seg,
+			};
+			if (op_is_write(opf)) {
+				memcpy(page_address(page) + off, p, seg);
+				x->copied += seg;
+			}
+		} else if (bio_add_page(bio, page, seg, off) != seg) {
 			break;
+		}
 		done += seg;
 	}
 	*added = done;
+	*bounce = b;
 	return bio;
+
+out_put_bio:
+	bio_put(bio);
+out_free_bounce:
+	if (b)
+		nrp_gpu_bounce_free(b);
+	return NULL;
 }
 
 static int nrp_gpu_xfer_run(struct nrp_gpu *gpu, struct block_device *bdev,
 			    struct nrp_gpu_xfer *x)
 {
 	struct nrp_gpu_xfer_ctx ctx = { .inflight = 0, .status = BLK_STS_OK };
-	blk_opf_t opf = x->dir == NRP_GPU_XFER_WRITE ?
-			REQ_OP_WRITE | REQ_SYNC | REQ_IDLE : REQ_OP_READ;
+	bool write = x->dir == NRP_GPU_XFER_WRITE;
+	blk_opf_t opf = write ? REQ_OP_WRITE | REQ_SYNC | REQ_IDLE : REQ_OP_READ;
 	void *va = gpu->window + x->window_offset;
+	struct nrp_gpu_bounce *bounce;
 	u64 pos = 0, added, start;
 	struct bio *bio;
 	int ret = 0;
 
 	spin_lock_init(&ctx.lock);
 	init_waitqueue_head(&ctx.wait);
+	init_llist_head(&ctx.bounced);
 
 	start = ktime_get_ns();
 	while (pos < x->length) {
@@ -436,10 +563,10 @@ static int nrp_gpu_xfer_run(struct nrp_gpu *gpu, struct block_device *bdev,
 			ret = -EINTR;
 			break;
 		}
-		bio = nrp_gpu_xfer_bio(bdev, opf, va + pos,
+		bio = nrp_gpu_xfer_bio(gpu, bdev, x, opf, va + pos,
 				       min(x->length - pos, x->chunk),
 				       (x->dev_offset + pos) >> SECTOR_SHIFT,
-				       &added);
+				       &bounce, &added);
 		if (!bio) {
 			ret = -ENOMEM;
 			break;
@@ -447,11 +574,19 @@ static int nrp_gpu_xfer_run(struct nrp_gpu *gpu, struct block_device *bdev,
 		/* An empty bio would spin here forever; never expected. */
 		if (WARN_ON_ONCE(!added)) {
 			bio_put(bio);
+			if (bounce)
+				nrp_gpu_bounce_free(bounce);
 			ret = -EIO;
 			break;
 		}
-		bio->bi_end_io = nrp_gpu_xfer_end_io;
-		bio->bi_private = &ctx;
+		if (bounce) {
+			bounce->ctx = &ctx;
+			bio->bi_end_io = nrp_gpu_xfer_bounce_end_io;
+			bio->bi_private = bounce;
+		} else {
+			bio->bi_end_io = nrp_gpu_xfer_end_io;
+			bio->bi_private = &ctx;
+		}
 
 		spin_lock_irq(&ctx.lock);
 		nrp_gpu_xfer_wait(&ctx, x->qd);
@@ -459,6 +594,8 @@ static int nrp_gpu_xfer_run(struct nrp_gpu *gpu, struct block_device *bdev,
 			/* stop at the first error; the drain below reports it */
 			spin_unlock_irq(&ctx.lock);
 			bio_put(bio);
+			if (bounce)
+				nrp_gpu_bounce_free(bounce);
 			break;
 		}
 		ctx.inflight++;
@@ -467,11 +604,13 @@ static int nrp_gpu_xfer_run(struct nrp_gpu *gpu, struct block_device *bdev,
 		submit_bio(bio);
 		x->bios++;
 		pos += added;
+		x->copied += nrp_gpu_bounce_drain(&ctx, !write);
 	}
 
 	spin_lock_irq(&ctx.lock);
 	nrp_gpu_xfer_wait(&ctx, 1);
 	spin_unlock_irq(&ctx.lock);
+	x->copied += nrp_gpu_bounce_drain(&ctx, !write);
 
 	x->elapsed_ns = ktime_get_ns() - start;
 	x->bytes = pos;
@@ -479,7 +618,7 @@ static int nrp_gpu_xfer_run(struct nrp_gpu *gpu, struct block_device *bdev,
 	if (x->status) {
 		dev_info_ratelimited(gpu->misc.this_device,
 				     "xfer: %s %pg at %#llx failed after %llu bios: %d\n",
-				     x->dir == NRP_GPU_XFER_WRITE ? "write to" : "read from",
+				     write ? "write to" : "read from",
 				     bdev, x->dev_offset, x->bios, x->status);
 		return x->status;
 	}
@@ -513,6 +652,7 @@ static long nrp_gpu_ioctl_xfer(struct nrp_gpu *gpu,
 	x.status = 0;
 	x.logical_block_size = 0;
 	x.result_flags = 0;
+	x.copied = 0;
 
 	mode = x.dir == NRP_GPU_XFER_WRITE ? FMODE_WRITE : FMODE_READ;
 	bdev = nrp_gpu_get_bdev(gpu, x.dev_fd, mode);

@@ -17,7 +17,7 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define NRP_GPU_UAPI_VERSION	1
+#define NRP_GPU_UAPI_VERSION	2
 
 /*
  * Flag values are spelled out: BIT() is not available to userspace.
@@ -68,7 +68,20 @@ struct nrp_gpu_checksum {
  * copies with the CPU) or for testing what a driver does with such pages.
  */
 #define NRP_GPU_XFER_FORCE	0x1U
-#define NRP_GPU_XFER_FLAGS	NRP_GPU_XFER_FORCE
+/*
+ * Copy every page through a host-memory page first (a write copies the
+ * window into it, a read copies it back into the window): what a user
+ * without P2PDMA does, a bounce buffer. The bios carry host pages only,
+ * so the queue flag is not needed.
+ */
+#define NRP_GPU_XFER_BOUNCE	0x2U
+/*
+ * Bounce only the window's odd pages: every bio mixes P2PDMA pages and
+ * host pages, for testing how a driver maps such a request.
+ */
+#define NRP_GPU_XFER_MIX	0x4U
+#define NRP_GPU_XFER_FLAGS	(NRP_GPU_XFER_FORCE | NRP_GPU_XFER_BOUNCE | \
+				 NRP_GPU_XFER_MIX)
 
 /* nrp_gpu_xfer.result_flags */
 #define NRP_GPU_XFER_QUEUE_P2P	0x1U		/* queue advertises P2PDMA */
@@ -79,7 +92,7 @@ struct nrp_gpu_checksum {
 struct nrp_gpu_xfer {
 	__s32 dev_fd;		/* in: block device, opened for read or write */
 	__u32 dir;		/* in: NRP_GPU_XFER_WRITE or _READ */
-	__u32 flags;		/* in: NRP_GPU_XFER_FORCE */
+	__u32 flags;		/* in: NRP_GPU_XFER_* */
 	__u32 qd;		/* in: bios in flight, 1..NRP_GPU_XFER_MAX_QD */
 	__u64 dev_offset;	/* in: bytes, logical-block aligned */
 	__u64 window_offset;	/* in: bytes, logical-block aligned */
@@ -92,7 +105,10 @@ struct nrp_gpu_xfer {
 	__u32 logical_block_size;	/* out */
 	__u32 result_flags;	/* out: NRP_GPU_XFER_QUEUE_P2P */
 	__u32 pad;		/* in: must be zero */
-	__u64 reserved[4];	/* in: must be zero */
+	__u64 copied;		/* out: bytes the CPU copied between the
+				 * window and host memory (BOUNCE, MIX)
+				 */
+	__u64 reserved[3];	/* in: must be zero */
 };
 
 #define NRP_GPU_IOC_MAGIC	0xB7
