@@ -9,7 +9,7 @@
 #   --out DIR                 where console.log, output.txt, dmesg.txt go
 #                             (default: a new directory under /tmp)
 #   --timeout SECONDS         kill the guest after this long (default: 900)
-#   --mem MB                  guest memory (default: 2048)
+#   --mem MB                  guest memory (default: 3072: room for a 1 GiB RAM-disk target)
 #   --smp N                   guest CPUs (default: 2)
 #   --qemu ARG                one extra QEMU argument (repeatable), e.g. a
 #                             P2P memory device
@@ -18,7 +18,7 @@
 #                             that the module refuses to load)
 #   --gpu-mem SIZE            size of the simulated GPU BAR, a QEMU ivshmem
 #                             device backed outside guest RAM (default
-#                             256M; 0 for none)
+#                             2G: two 1 GiB checkpoint regions; 0 for none)
 #
 # While the guest runs, DIR/qemu.pid holds QEMU's pid; ending this script
 # (any signal but KILL) ends QEMU too.
@@ -33,7 +33,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-kernel=stock out= timeout=900 mem=2048 smp=2 foreign= gpu_mem=256M qemu_extra=() append=
+kernel=stock out= timeout=900 mem=3072 smp=2 foreign= gpu_mem=2G qemu_extra=() append=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel)	kernel=$2; shift 2 ;;

@@ -1,0 +1,155 @@
+# SPDX-License-Identifier: GPL-2.0
+# Fixtures of the P2PDMA tests, on top of lib.sh: the GPU stand-in
+# (tools/nrp-gpu), nvme_core without multipath, and a controller of ours
+# whose namespace takes P2PDMA pages.
+#
+# Why multipath=N: on 6.1 the multipath head disk (/dev/nvmeXnY with
+# nvme_core.multipath=Y) never gets the P2PDMA queue flag from its paths,
+# and nothing tells a transport when a path of another controller joins
+# the head, so the flag cannot be kept true for "every live path" from a
+# transport module. P2P submitters check the flag and refuse the head;
+# the tests use the per-controller disks that multipath=N gives.
+. "$(dirname "$0")/lib.sh"
+
+NRP_P2P_TOOL=$(cd "$(dirname "$0")/../../../.." && pwd)/tools/p2p-checkpoint/p2p-checkpoint
+NRP_GPU_MOD=nrp_gpu
+
+# Skip unless the kernel has P2PDMA. On a kernel without it, first check
+# that our module says so: in sysfs, and once in the log.
+nrp_p2p_require() {
+	local st n
+	if grep -qw pci_p2pdma_add_resource /proc/kallsyms; then
+		return 0
+	fi
+	nrp_mod_loaded $NRP_MOD && nrp_fail "$NRP_MOD loaded before the test"
+	nrp_dmesg_mark
+	nrp_load_ours
+	st=$(cat /sys/module/$NRP_MOD/parameters/p2p)
+	[ "$st" = "unavailable: kernel built without CONFIG_PCI_P2PDMA" ] ||
+		nrp_fail "parameter p2p says '$st' on a kernel without P2PDMA"
+	n=$(nrp_dmesg_since | grep -c "nvme_rdma_p2p: P2PDMA unavailable")
+	[ "$n" = 1 ] || nrp_fail "'P2PDMA unavailable' logged $n times at load, not once"
+	nrp_must modprobe -r $NRP_MOD
+	nrp_skip "kernel $(uname -r) lacks P2PDMA: nvme-rdma-p2p reports '$st'"
+}
+
+# Reload nvme_core with multipath=$1 (Y or N) unless it already has it;
+# a later test gets the default back.
+nrp_nvme_core_multipath() {
+	local want=$1 cur m
+	cur=$(cat /sys/module/nvme_core/parameters/multipath 2>/dev/null)
+	[ "$cur" = "$want" ] && return 0
+	if [ -n "$cur" ]; then
+		for m in $NRP_MOD nvme_rdma nvme_tcp nvme_fabrics nvme nvme_core; do
+			nrp_mod_loaded $m && modprobe -r $m 2>/dev/null
+		done
+		nrp_mod_loaded nvme_core &&
+			nrp_fail "nvme_core is in use, cannot reload it with multipath=$want"
+	fi
+	nrp_must modprobe nvme_core multipath="$want"
+	nrp_cleanup_push "modprobe -r nvme_fabrics nvme_core"
+}
+
+# Bind the GPU stand-in; its device node is left in NRP_GPU and the size
+# of its window in NRP_GPU_WINDOW (bytes). Skips without an ivshmem device.
+nrp_gpu_setup() {
+	local d vendor device m info
+	NRP_GPU_PCI=
+	for d in /sys/bus/pci/devices/*; do
+		read -r vendor <"$d/vendor"
+		read -r device <"$d/device"
+		if [ "$vendor" = 0x1af4 ] && [ "$device" = 0x1110 ]; then
+			NRP_GPU_PCI=$d
+			break
+		fi
+	done
+	[ -n "$NRP_GPU_PCI" ] ||
+		nrp_skip "no QEMU ivshmem device (PCI 1af4:1110) to play the GPU (run-guest.sh --gpu-mem)"
+	[ -x "$NRP_P2P_TOOL" ] || nrp_fail "$NRP_P2P_TOOL not built"
+	nrp_must modprobe $NRP_GPU_MOD
+	nrp_cleanup_push "modprobe -r $NRP_GPU_MOD"
+	NRP_GPU=
+	for m in "$NRP_GPU_PCI"/misc/nrp-gpu*; do
+		[ -e "$m" ] && NRP_GPU=/dev/$(basename "$m")
+	done
+	[ -c "$NRP_GPU" ] || nrp_fail "no nrp-gpu device node for $NRP_GPU_PCI"
+	info=$("$NRP_P2P_TOOL" --gpu "$NRP_GPU" --info) || nrp_fail "INFO on $NRP_GPU failed"
+	NRP_GPU_WINDOW=$(echo "$info" | awk '$1 == "window_size" { print $2 }')
+	echo "$info" | grep -qx "p2pdma 1" || nrp_fail "$NRP_GPU: window pages are not P2PDMA pages"
+}
+
+# The whole P2P fixture: nvme_core without multipath, soft RDMA, a target
+# with $3 namespaces (default 1) on RAM disks of $1 MiB each, the GPU
+# stand-in, and our module connected, with allow_soft_p2p=$2 (default 1).
+# Leaves NRP_CTRL and NRP_NS (namespace 1; nrp_p2p_ns for the others).
+nrp_p2p_setup() {
+	local mib=$1 allow=${2:-1} nns=${3:-1} cfs i
+	nrp_p2p_require
+	nrp_nvme_core_multipath N
+	nrp_gpu_setup
+	nrp_rdma_setup "${NRP_RDMA_TYPE:-rxe}"
+	nrp_must modprobe brd rd_nr="$nns" rd_size=$((mib * 1024))
+	nrp_cleanup_push "modprobe -r brd"
+	nrp_nvmet_setup /dev/ram0
+	cfs=/sys/kernel/config/nvmet/subsystems/$NRP_SUBNQN/namespaces
+	for ((i = 2; i <= nns; i++)); do
+		mkdir "$cfs/$i" || nrp_fail "cannot create namespace $i"
+		nrp_cleanup_push "rmdir $cfs/$i"
+		echo "/dev/ram$((i - 1))" >"$cfs/$i/device_path"
+		echo 1 >"$cfs/$i/enable" || nrp_fail "cannot enable namespace $i"
+		nrp_cleanup_push "echo 0 >$cfs/$i/enable"
+	done
+	nrp_load_ours "$NRP_TRANSPORT" allow_soft_p2p="$allow"
+	nrp_connect
+	nrp_ctrl_is_ours "$NRP_CTRL" || nrp_fail "$NRP_CTRL is not ours"
+	NRP_NS=$(nrp_ns_dev "$NRP_CTRL") || nrp_fail "no namespace on $NRP_CTRL"
+	case $NRP_NS in
+	/dev/"$NRP_CTRL"n*) ;;
+	*) nrp_fail "$NRP_NS is not $NRP_CTRL's own disk (multipath head?)" ;;
+	esac
+	[ "$(nrp_stat "$NRP_CTRL" p2p_capable)" = "$allow" ] ||
+		nrp_fail "p2p_capable is $(nrp_stat "$NRP_CTRL" p2p_capable) with allow_soft_p2p=$allow"
+}
+
+# The block device of namespace $1 of NRP_CTRL.
+nrp_p2p_ns() {
+	local n i
+	for i in $(seq 50); do
+		for n in /sys/class/nvme/"$NRP_CTRL"/nvme*n*; do
+			[ -e "$n/nsid" ] && [ "$(cat "$n/nsid")" = "$1" ] &&
+				[ -b "/dev/$(basename "$n")" ] &&
+				{ echo "/dev/$(basename "$n")"; return 0; }
+		done
+		sleep 0.2
+	done
+	return 1
+}
+
+# Snapshot of the counters of NRP_CTRL, for nrp_p2p_delta.
+nrp_p2p_snap() { _nrp_snap=$(cat "$NRP_DEBUGFS/$NRP_CTRL/stats"); }
+
+# How much counter $1 grew since nrp_p2p_snap.
+nrp_p2p_delta() {
+	local before now
+	before=$(echo "$_nrp_snap" | awk -v k="$1" '$1 == k { print $2 }')
+	now=$(nrp_stat "$NRP_CTRL" "$1")
+	echo $((now - before))
+}
+
+# Counter $1 grew by exactly $2 since nrp_p2p_snap ($3: what it means).
+nrp_p2p_expect() {
+	local got
+	got=$(nrp_p2p_delta "$1")
+	[ "$got" = "$2" ] || nrp_fail "${3:-$1}: $1 grew by $got, expected $2"
+}
+
+# One checkpoint and restore through p2p-checkpoint; arguments go to the
+# tool, its output is left in NRP_CKPT_OUT. Fails unless verified.
+nrp_p2p_ckpt() {
+	NRP_CKPT_OUT=$("$NRP_P2P_TOOL" --gpu "$NRP_GPU" --dev "$NRP_NS" \
+		--stats none "$@" 2>&1) ||
+		nrp_fail "p2p-checkpoint $* failed: $(echo "$NRP_CKPT_OUT" | tail -n 4)"
+	echo "$NRP_CKPT_OUT" | grep -q "^checkpoint verified" ||
+		nrp_fail "p2p-checkpoint $*: no verification line"
+	echo "$NRP_CKPT_OUT" | grep -E "^(checkpoint verified|write |read )" | sed 's/^/  /'
+}
