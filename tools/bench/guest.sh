@@ -17,12 +17,13 @@
 #
 # Environment (all optional):
 #   NRP_BENCH_RUNS        runs of each measurement per transport (3)
-#   NRP_BENCH_RUNTIME     seconds per fio run (8)
+#   NRP_BENCH_RUNTIME     seconds per fio run (6)
 #   NRP_BENCH_CKPT_MIB    checkpoint size in MiB (1024)
 #   NRP_BENCH_PROFILES    fio profiles, a subset of the default list
 #   NRP_BENCH_TRANSPORTS  columns, a subset of "rdma rdma_p2p tcp"
 #   NRP_BENCH_BACKENDS    namespaces the fio profiles run on: null, ram
 #                         or "null ram" (null)
+#   NRP_BENCH_CKPT_RUNS   runs of each checkpoint mode (1)
 #   NRP_BENCH_CKPT_MODES  P2P checkpoint modes, a subset of
 #                         "p2p bounce-ours bounce-intree" (all; "" skips)
 #   NRP_BENCH_OUT         raw result directory (/nrp-job/raw)
@@ -30,7 +31,7 @@ set -u
 . tools/testing/selftests/nvme-rdma-p2p/lib.sh
 
 runs=${NRP_BENCH_RUNS:-3}
-runtime=${NRP_BENCH_RUNTIME:-8}
+runtime=${NRP_BENCH_RUNTIME:-6}
 ckpt_mib=${NRP_BENCH_CKPT_MIB:-1024}
 profiles=${NRP_BENCH_PROFILES:-rr4k_qd1 rr4k_qd32x2 rw4k_qd32 sw128k_qd16 sw1m_qd16 xfs_ckpt}
 transports=${NRP_BENCH_TRANSPORTS:-rdma rdma_p2p tcp}
@@ -51,16 +52,6 @@ hz=$(getconf CLK_TCK)
 ncpu=$(nproc)
 
 say() { echo "bench: $*"; }
-
-# Busy and idle CPU ticks of the whole guest (all CPUs): user+nice,
-# system+irq, softirq, idle+iowait. Kernel threads, interrupts and
-# softirqs count: rxe moves every byte in softirq or kworker context.
-cpu_ticks() {
-	local u n s i w irq sirq
-	read -r _ u n s i w irq sirq _ </proc/stat
-	echo "$((u + n)) $((s + irq)) $sirq $((i + w))"
-}
-now() { echo "$EPOCHREALTIME"; }
 
 # One record: profile backend transport run wall_s ios bytes and the
 # CPU deltas in seconds. Appended to runs.tsv.
@@ -93,6 +84,7 @@ nrp_cleanup_push "modprobe -r null_blk"
 [ -b /dev/nullb0 ] || nrp_fail "null_blk made no /dev/nullb0"
 # brd: the checkpoint file on XFS, and the raw P2P checkpoint
 ram_mib=$((ckpt_mib + ckpt_mib / 8 + 128))
+[ "$ram_mib" -ge 512 ] || ram_mib=512	# mkfs.xfs wants 300 MB
 modprobe brd rd_nr=1 rd_size=$((ram_mib * 1024)) || nrp_fail "cannot create a RAM disk"
 nrp_cleanup_push "modprobe -r brd"
 nrp_nvmet_setup /dev/nullb0
@@ -194,49 +186,93 @@ fio_args() {
 	esac
 }
 
+# The CPU ticks of the whole guest (all CPUs) in a /proc/stat "cpu" line:
+# user+nice, system+irq, softirq, idle+iowait. Kernel threads, interrupts
+# and softirqs count: rxe moves every byte in softirq or kworker context.
+ticks_of() {
+	local _c u n s i w irq sirq
+	read -r _c u n s i w irq sirq _ <<<"$1"
+	echo "$((u + n)) $((s + irq)) $sirq $((i + w))"
+}
+
+# The time and the guest's CPU ticks are taken by fio itself right before
+# its job starts I/O and right after it ends (after end_fsync), so that
+# fio's start-up and exit are not charged to the transport: fio options
+# for the JSON file $1. (fio cuts an exec command at ';', hence a script;
+# it leaves the commands' own output in <job>.prerun.txt in its cwd, /tmp.)
+stamp_script=/tmp/nrp-bench-stamp
+cat >$stamp_script <<'STAMP'
+#!/bin/bash
+# $1 file, $2 pre|post: the time and the /proc/stat "cpu" line
+read -r cpu </proc/stat
+if [ "$2" = pre ]; then
+	printf '%s\n%s\n' "$EPOCHREALTIME" "$cpu" >>"$1"
+else
+	printf '%s\n%s\n' "$cpu" "$EPOCHREALTIME" >>"$1"
+fi
+STAMP
+chmod +x $stamp_script
+fio_stamps() {
+	echo "--exec_prerun=$stamp_script $1.stat0 pre"
+	echo "--exec_postrun=$stamp_script $1.stat1 post"
+}
+
+# Record one fio run from its stamps: the first job's start, the last
+# job's end (numjobs > 1 stamps once per job).
+fio_record() { # profile backend transport run json
+	local j=$5 t0 t1 c0 c1
+	if [ ! -s "$j.stat0" ] || [ ! -s "$j.stat1" ]; then
+		nrp_fail "fio $1 ($3) ran no exec_prerun/exec_postrun: no CPU figures"
+	fi
+	t0=$(head -n1 "$j.stat0")
+	c0=$(ticks_of "$(sed -n 2p "$j.stat0")")
+	t1=$(tail -n1 "$j.stat1")
+	c1=$(ticks_of "$(tail -n2 "$j.stat1" | head -n1)")
+	record "$1" "$2" "$3" "$4" "$t0" "$t1" "$c0" "$c1" - - "fio/$(basename "$j")"
+}
+
 fio_run() { # profile backend transport run
-	local p=$1 b=$2 tr=$3 r=$4 dev args t0 t1 c0 c1 j
+	local p=$1 b=$2 tr=$3 r=$4 dev args j stamps=()
 	dev=${NULLDEV[$tr]}
 	[ "$b" = ram ] && dev=${RAMDEV[$tr]}
 	args=$(fio_args "$p")
 	j=$out/fio/$p.$b.$tr.$r.json
-	c0=$(cpu_ticks); t0=$(now)
+	rm -f "$j.stat0" "$j.stat1"
+	mapfile -t stamps < <(fio_stamps "$j")
 	# shellcheck disable=SC2086
-	fio --name="$p" --filename="$dev" --direct=1 --ioengine=libaio \
+	(cd /tmp && fio --name="$p" --filename="$dev" --direct=1 --ioengine=libaio \
 		--time_based --runtime="$runtime" --group_reporting \
 		--norandommap --randrepeat=0 --lat_percentiles=1 \
 		--percentile_list=50:99 --output-format=json --output="$j" \
-		$args >/dev/null 2>"$j.err" ||
+		"${stamps[@]}" $args >/dev/null 2>"$j.err") ||
 		nrp_fail "fio $p on $dev ($tr) failed: $(tail -n 5 "$j.err")"
-	t1=$(now); c1=$(cpu_ticks)
-	# ios and bytes from the JSON are summed on the host; the CPU
-	# deltas are taken here around the whole fio process.
-	record "$p" "$b" "$tr" "$r" "$t0" "$t1" "$c0" "$c1" - - "fio/$(basename "$j")"
+	# ios and bytes come from the JSON, on the host
+	fio_record "$p" "$b" "$tr" "$r" "$j"
 	say "$(printf '%-12s %-4s %-8s run %d/%d: %s' "$p" "$b" "$tr" "$r" "$runs" \
 		"$(awk -F'"' '/"iops" :/ { split($0, a, ": "); s += a[2] } END { printf "%.0f IOPS (r+w)", s }' "$j")")"
 }
 
 # The 1 GiB checkpoint file: mkfs.xfs, mount, write it with O_DIRECT in
 # 1 MiB I/Os (8 in flight) and fsync; wall time is all of the write and
-# the fsync, not the mkfs.
+# the fsync, not the mkfs nor fio's start-up.
 xfs_run() { # transport run
-	local tr=$1 r=$2 dev=${RAMDEV[$1]} t0 t1 c0 c1 j=$out/fio/xfs_ckpt.ram.$1.$2.json
+	local tr=$1 r=$2 dev=${RAMDEV[$1]} j=$out/fio/xfs_ckpt.ram.$1.$2.json stamps=()
 	blockdev --flushbufs "$dev"
 	mkfs.xfs -q -f "$dev" >"$j.err" 2>&1 || nrp_fail "mkfs.xfs $dev ($tr): $(cat "$j.err")"
 	mkdir -p $mnt
 	mount -t xfs "$dev" $mnt || nrp_fail "cannot mount $dev ($tr)"
 	sync
-	c0=$(cpu_ticks); t0=$(now)
-	fio --name=xfs_ckpt --filename=$mnt/checkpoint --direct=1 --ioengine=libaio \
+	rm -f "$j.stat0" "$j.stat1"
+	mapfile -t stamps < <(fio_stamps "$j")
+	(cd /tmp && fio --name=xfs_ckpt --filename=$mnt/checkpoint --direct=1 --ioengine=libaio \
 		--rw=write --bs=1m --iodepth=8 --size="${ckpt_mib}m" --end_fsync=1 \
-		--output-format=json --output="$j" >/dev/null 2>"$j.err" ||
+		--output-format=json --output="$j" "${stamps[@]}" >/dev/null 2>"$j.err") ||
 		{ umount $mnt; nrp_fail "checkpoint file on $dev ($tr) failed: $(tail -n 5 "$j.err")"; }
-	t1=$(now); c1=$(cpu_ticks)
 	umount $mnt || nrp_fail "cannot unmount $mnt ($tr)"
 	blockdev --flushbufs "$dev"
-	record xfs_ckpt ram "$tr" "$r" "$t0" "$t1" "$c0" "$c1" - - "fio/$(basename "$j")"
+	fio_record xfs_ckpt ram "$tr" "$r" "$j"
 	say "$(printf '%-12s %-4s %-8s run %d/%d: %s MiB in %.1f s' xfs_ckpt ram "$tr" "$r" "$runs" \
-		"$ckpt_mib" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')")"
+		"$ckpt_mib" "$(tail -n1 "$runs_tsv" | cut -f5)")"
 }
 
 nfio=0
@@ -300,7 +336,7 @@ ckpt_run() { # mode run
 	say "$(printf '%-12s %-4s %-14s run %d/%d: %s, verified' checkpoint ram "$mode" "$r" "$ckpt_runs" "$res")"
 }
 
-ckpt_runs=${NRP_BENCH_CKPT_RUNS:-$runs}
+ckpt_runs=${NRP_BENCH_CKPT_RUNS:-1}
 if [ -n "$ckpt_modes" ]; then
 	for m in $ckpt_modes; do
 		case $m in

@@ -12,7 +12,7 @@
 #
 # Environment (all optional; the NRP_BENCH_* ones reach the guest):
 #   NRP_BENCH_RUNS=3        runs per transport of each measurement
-#   NRP_BENCH_RUNTIME=8     seconds per fio run
+#   NRP_BENCH_RUNTIME=6     seconds per fio run
 #   NRP_BENCH_CKPT_MIB=1024 checkpoint size (the XFS file and the P2P one)
 #   NRP_BENCH_CKPT_RUNS=1   runs of each P2P/bounce checkpoint mode
 #   NRP_BENCH_PROFILES, NRP_BENCH_TRANSPORTS, NRP_BENCH_BACKENDS,
@@ -76,7 +76,7 @@ done < <(compgen -v NRP_BENCH_ | grep -v '^NRP_BENCH_\(KERNEL\|MEM\|TIMEOUT\)$' 
 job+=(tools/bench/guest.sh)
 
 nrp_log "bench: $kernel guest, ${mem} MiB, GPU window ${gpu_mib} MiB; results in $out"
-nrp_log "bench: runs ${NRP_BENCH_RUNS:-3} x ${NRP_BENCH_RUNTIME:-8} s per fio run, checkpoint ${ckpt_mib} MiB (TCG: expect 20-30 minutes)"
+nrp_log "bench: runs ${NRP_BENCH_RUNS:-3} x ${NRP_BENCH_RUNTIME:-6} s per fio run, checkpoint ${ckpt_mib} MiB (TCG: expect 20-30 minutes)"
 start=$SECONDS
 "$NRP_TOP/tools/vm/run-guest.sh" --kernel "$kernel" --out "$out/guest" \
 	--timeout "$timeout" --mem "$mem" --smp 2 --gpu-mem "${gpu_mib}M" \
