@@ -30,6 +30,9 @@
 #                             carrier of a guest's NIC, by QMP set_link
 #                             (default both: a pulled cable)
 #   target COMMAND...         a command of pair_target.sh, in the target
+#   target-kill               power loss: the target's QEMU killed (its
+#                             logs move to DIR/target.N, its disk stays)
+#   target-boot               boot the target guest again
 # A new fault is a case in pair_request (and in pair_target.sh when the
 # target guest has to act).
 #
@@ -167,6 +170,23 @@ pair_request() {
 	target)
 		shift
 		ctl_call "$tout/ctl" 300 "$@" ;;
+	target-kill)
+		q=$(cat "$tout/qemu.pid" 2>/dev/null) || { echo "no target QEMU"; return 1; }
+		kill -9 "$q" || return 1
+		wait "$tpid" || true
+		tpid=
+		boots=$((boots + 1))
+		# the disk survives the power loss, the rest is that boot's record
+		mv "$tout" "$out/target.$boots"
+		mkdir -p "$tout/ctl"
+		if [ -e "$out/target.$boots/disk.img" ]; then
+			mv "$out/target.$boots/disk.img" "$tout/"
+		fi
+		echo "target QEMU $q killed" ;;
+	target-boot)
+		[ -z "$tpid" ] || { echo "the target guest is running"; return 1; }
+		start_target
+		echo "target guest booting" ;;
 	*)
 		echo "unknown request '$*'"
 		return 1 ;;
@@ -214,7 +234,7 @@ guest() { # ROLE KERNEL OUT MAC NETDEV TIMEOUT COMMAND
 # cannot reconnect, a listening one takes the next connection, so the
 # target is the side that may be restarted.
 nrp_log "pair ($kernel host, $tkernel target) starting, output in $out"
-for attempt in 1 2 3; do
+for _ in 1 2 3; do
 	port=$(free_port)
 	guest host "$kernel" "$hout" "$hmac" "socket,id=n0,listen=127.0.0.1:$port" \
 		"$timeout" "$*" &
@@ -232,10 +252,14 @@ done
 [ -n "$hpid" ] || nrp_die "no free port for the link"
 plog "host guest listening on 127.0.0.1:$port"
 
-guest target "$tkernel" "$tout" "$tmac" "socket,id=n0,connect=127.0.0.1:$port" \
-	$((timeout + 300)) "bash tools/testing/selftests/nvme-rdma-p2p/pair_target.sh" &
-tpid=$!
-plog "target guest connecting"
+boots=0
+start_target() {
+	guest target "$tkernel" "$tout" "$tmac" "socket,id=n0,connect=127.0.0.1:$port" \
+		$((timeout + 300)) "bash tools/testing/selftests/nvme-rdma-p2p/pair_target.sh" &
+	tpid=$!
+	plog "target guest connecting"
+}
+start_target
 
 while kill -0 "$hpid" 2>/dev/null; do
 	serve_requests
@@ -248,7 +272,9 @@ plog "host guest ended, status $hrc"
 
 # Then the target: asked to stop, killed if it does not.
 trc=0
-if kill -0 "$tpid" 2>/dev/null; then
+if [ -z "$tpid" ]; then
+	plog "no target guest running (killed and not booted again)"
+elif kill -0 "$tpid" 2>/dev/null; then
 	ctl_call "$tout/ctl" 120 stop >>"$out/pair.log" 2>&1 || true
 	for _ in $(seq 240); do
 		kill -0 "$tpid" 2>/dev/null || break
@@ -259,9 +285,11 @@ if kill -0 "$tpid" 2>/dev/null; then
 		kill "$tpid" 2>/dev/null || true
 	fi
 fi
-wait "$tpid" || trc=$?
-tpid=
-plog "target guest ended, status $trc"
+if [ -n "$tpid" ]; then
+	wait "$tpid" || trc=$?
+	tpid=
+	plog "target guest ended, status $trc"
+fi
 
 rc=$hrc
 if [ "$trc" != 0 ]; then
