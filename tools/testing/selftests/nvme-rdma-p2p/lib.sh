@@ -410,9 +410,9 @@ nrp_assert_no_splat() {
 # across a fault: 3 s into the run the runner is asked for "$3" (the fault),
 # $5 seconds later for "$4" (the repair). Fails the test when fio ended
 # before the fault, the controller does not notice (leave LIVE) within the
-# fault, I/O fails instead of waiting, the controller is not LIVE 90 s after
-# the repair, fio fails or data does not verify, or recoveries and
-# reconnects were not counted. What it measured is left in NRP_FAULT_REPORT.
+# fault, I/O fails instead of waiting, the controller is not LIVE 90 s
+# (NRP_PAIR_LIVE_TMO) after the repair, fio fails or data does not
+# verify, or recoveries and reconnects were not counted. What it measured is left in NRP_FAULT_REPORT.
 # $6: fio's size in MiB (default NRP_PAIR_FIO_MB, else 24).
 nrp_pair_fault_io() {
 	local ctrl=$1 dev=$2 fault=$3 repair=$4 secs=$5 mib=${6:-${NRP_PAIR_FIO_MB:-24}}
@@ -443,8 +443,8 @@ nrp_pair_fault_io() {
 	while [ "$(nrp_ctrl_state "$ctrl")" != live ]; do
 		st=$(nrp_ctrl_state "$ctrl")
 		[ "$st" = "${seen##* }" ] || seen+=" $st"
-		[ "$(nrp_secs "$t1" "$(nrp_now)" | cut -d. -f1)" -lt 90 ] ||
-			nrp_fail "$ctrl not live 90 s after '$repair' ($st)"
+		[ "$(nrp_secs "$t1" "$(nrp_now)" | cut -d. -f1)" -lt "${NRP_PAIR_LIVE_TMO:-90}" ] ||
+			nrp_fail "$ctrl not live ${NRP_PAIR_LIVE_TMO:-90} s after '$repair' ($st)"
 		sleep 0.2
 	done
 	seen+=" live"

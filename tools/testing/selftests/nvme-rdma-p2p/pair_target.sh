@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # The target guest of tools/vm/run-pair.sh: soft RDMA on the NIC, the
-# kernel nvmet-rdma target on a RAM disk, then the commands the host
-# guest's tests send through the runner, until "stop":
+# kernel nvmet-rdma target on a disk that outlives the guest, then the
+# commands the host guest's tests send through the runner, until "stop":
 #
 #   port-off / port-on      unlink / link the subsystem on the nvmet port
 #                           (the target stops listening, queues drop)
@@ -21,8 +21,24 @@ announce() { echo "$*" >"$ctl/ready.tmp" && mv "$ctl/ready.tmp" "$ctl/ready"; }
 trap '[ -e "$ctl/ready" ] || announce "target setup failed"; _nrp_run_cleanups' EXIT
 
 nrp_rdma_nic_setup "${NRP_RDMA_TYPE:-rxe}"
-nrp_backing_dev ram "${NRP_PAIR_TGT_MIB:-256}"
+# The namespace is a file in the job directory, outside the guest: it
+# survives the guest (run-pair.sh's target-kill keeps it for the next
+# boot). Written through 9p without a cache, what nvmet completed is there.
+img=/nrp-job/disk.img
+[ -e $img ] || truncate -s "${NRP_PAIR_TGT_MIB:-256}M" $img
+modprobe loop
+NRP_DEV=$(losetup --find --show $img) || nrp_fail "cannot set up a loop device on $img"
+nrp_cleanup_push "losetup -d $NRP_DEV"
 nrp_nvmet_setup "$NRP_DEV" ipv4
+# The same identity on every boot, so that the host sees the same
+# subsystem and namespace after a restart of this guest.
+ns=$cfs/subsystems/$NRP_SUBNQN/namespaces/1
+echo 0 >"$ns/enable"
+echo 5f1c39a2-8d4e-4b7a-9c61-0e2d7b3a4f98 >"$ns/device_uuid"
+echo 5f1c39a28d4e4b7a9c610e2d7b3a4f98 >"$ns/device_nguid"
+echo 1 >"$ns/enable" || nrp_fail "cannot re-enable the namespace"
+echo 98a7c3e1d2b4f506 >"$cfs/subsystems/$NRP_SUBNQN/attr_serial" ||
+	nrp_fail "cannot set the subsystem serial"
 echo "target: $NRP_SUBNQN on $NRP_TGT_IP4:$NRP_PORT ($NRP_NIC, $NRP_DEV)"
 announce ready
 
