@@ -447,7 +447,7 @@ nrp_pair_fault_io() {
 			nrp_fail "$ctrl not live ${NRP_PAIR_LIVE_TMO:-90} s after '$repair' ($st)"
 		sleep 0.2
 	done
-	seen+=" live"
+	[ "${seen##* }" = live ] || seen+=" live"
 	t2=$(nrp_now)
 	wait $fio_pid || { cat $log; nrp_fail "fio failed across '$fault'"; }
 	grep -q 'verify: bad' $log && nrp_fail "data corrupted across '$fault'"

@@ -18,8 +18,8 @@ dd_start() {
 	nrp_cleanup_push "kill $dd_pid"
 }
 
-# Wait up to $1 s for dd to end; fail on a hang or a success. Prints the
-# seconds since $2.
+# Wait up to $1 s for dd to end; fail on a hang or a success. Leaves the
+# seconds since $2 in dd_secs. (Not in $(...): dd is this shell's child.)
 dd_must_fail() {
 	local i rc=0
 	for ((i = 0; i < $1 * 5; i++)); do
@@ -29,7 +29,7 @@ dd_must_fail() {
 	kill -0 "$dd_pid" 2>/dev/null && nrp_fail "I/O still pending $1 s after the link went down (hang)"
 	wait "$dd_pid" || rc=$?
 	[ "$rc" != 0 ] || nrp_fail "dd succeeded with the link down"
-	nrp_secs "$2" "$(nrp_now)"
+	dd_secs=$(nrp_secs "$2" "$(nrp_now)")
 }
 
 nrp_pair_host_setup
@@ -47,9 +47,9 @@ sleep 2
 kill -0 $dd_pid 2>/dev/null || nrp_fail "dd ended before the link went down: $(cat /tmp/nrp-dd.err)"
 out=$(nrp_pair_ctl link off both) || nrp_fail "link off: $out"
 t0=$(nrp_now)
-secs=$(dd_must_fail 60 "$t0")
+dd_must_fail 60 "$t0"
 state=$(nrp_ctrl_state "$ctrl")
-echo "fast_io_fail_tmo=4: I/O failed $secs s after the link went down ($(head -n1 /tmp/nrp-dd.err)); $ctrl $state"
+echo "fast_io_fail_tmo=4: I/O failed $dd_secs s after the link went down ($(head -n1 /tmp/nrp-dd.err)); $ctrl $state"
 [ "$state" = connecting ] || nrp_fail "$ctrl is $state, expected connecting until ctrl_loss_tmo"
 out=$(nrp_pair_ctl link on both) || nrp_fail "link on: $out"
 t1=$(nrp_now)
@@ -71,8 +71,8 @@ sleep 2
 kill -0 $dd_pid 2>/dev/null || nrp_fail "dd ended before the link went down: $(cat /tmp/nrp-dd.err)"
 out=$(nrp_pair_ctl link off both) || nrp_fail "link off: $out"
 t0=$(nrp_now)
-secs=$(dd_must_fail 90 "$t0")
-echo "ctrl_loss_tmo=8: I/O failed $secs s after the link went down ($(head -n1 /tmp/nrp-dd.err))"
+dd_must_fail 90 "$t0"
+echo "ctrl_loss_tmo=8: I/O failed $dd_secs s after the link went down ($(head -n1 /tmp/nrp-dd.err))"
 nrp_wait_gone "$ctrl" 60 || nrp_fail "$ctrl still there ($(nrp_ctrl_state "$ctrl")) long after ctrl_loss_tmo"
 echo "$ctrl deleted $(nrp_secs "$t0" "$(nrp_now)") s after the link went down"
 for i in $(seq 50); do
