@@ -9,9 +9,9 @@
 # the head, so the flag cannot be kept true for "every live path" from a
 # transport module. P2P submitters check the flag and refuse the head;
 # the tests use the per-controller disks that multipath=N gives.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-NRP_P2P_TOOL=$(cd "$(dirname "$0")/../../../.." && pwd)/tools/p2p-checkpoint/p2p-checkpoint
+NRP_P2P_TOOL=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../../.." && pwd)/tools/p2p-checkpoint/p2p-checkpoint
 NRP_GPU_MOD=nrp_gpu
 
 # Skip unless the kernel has P2PDMA. On a kernel without it, first check
@@ -152,4 +152,28 @@ nrp_p2p_ckpt() {
 	echo "$NRP_CKPT_OUT" | grep -q "^checkpoint verified" ||
 		nrp_fail "p2p-checkpoint $*: no verification line"
 	echo "$NRP_CKPT_OUT" | grep -E "^(checkpoint verified|write |read )" | sed 's/^/  /'
+}
+
+# A checkpoint of $1 bytes that must not bounce: the P2P byte counter
+# grows by exactly the payload written and read, the host one by zero,
+# and every data command maps P2P segments. The rest goes to the tool.
+nrp_p2p_ckpt_exact() {
+	local bytes=$1 bios segs data
+	shift
+	nrp_p2p_snap
+	nrp_p2p_ckpt --size "$bytes" "$@"
+	nrp_p2p_expect p2p_bytes_mapped $((2 * bytes)) "checkpoint of $bytes bytes"
+	nrp_p2p_expect host_bytes_mapped 0 "checkpoint of $bytes bytes (nothing bounces)"
+	nrp_p2p_expect p2p_unreachable 0
+	nrp_p2p_expect recoveries 0
+	bios=$(echo "$NRP_CKPT_OUT" | awk '/^(write|read) .* bios/ {
+		for (i = 1; i < NF; i++) if ($(i + 1) ~ /^bios/) n += $i } END { print n + 0 }')
+	# commands with data, whichever way it was described
+	data=$(($(nrp_p2p_delta frwr_registrations) + $(nrp_p2p_delta inline_writes) +
+		$(nrp_p2p_delta global_rkey_mappings)))
+	segs=$(nrp_p2p_delta p2p_segments_mapped)
+	# a bio may be split into several commands, never merged with another
+	[ "$data" -ge "$bios" ] || nrp_fail "$bios bios but only $data data commands"
+	[ "$segs" -ge "$data" ] || nrp_fail "$data data commands but $segs P2P segments"
+	echo "  counters: p2p_bytes_mapped +$((2 * bytes)), host_bytes_mapped +0, $data data commands, $segs P2P segments"
 }
