@@ -1,56 +1,60 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Guest half of tools/demo.sh (runs inside the QEMU guest).
+# Guest half of tools/demo.sh (runs inside the QEMU guest): a checkpoint
+# from simulated GPU memory to a remote namespace over nvme-rdma-p2p,
+# with no bounce buffer in system RAM.
 set -u
-. tools/testing/selftests/nvme-rdma-p2p/lib.sh
+. tools/testing/selftests/nvme-rdma-p2p/lib_p2p.sh
 size=${1:-256}
 
 step() { echo "==> $*"; }
+indent() { sed 's/^/    /'; }
+
+step "nvme_core without multipath (on 6.1 the multipath head disk never advertises P2PDMA)"
+nrp_nvme_core_multipath N
+
+step "the GPU stand-in: a QEMU ivshmem BAR registered and published as P2PDMA memory"
+nrp_gpu_setup
+echo "    $NRP_GPU on $(basename "$NRP_GPU_PCI"): window $((NRP_GPU_WINDOW >> 20)) MiB, $(cat "$NRP_GPU_PCI/p2pmem/size") bytes of p2pmem"
 
 step "soft-RoCE (rxe) on a veth pair, nvmet-rdma target on a $((size + 64)) MiB RAM disk"
-modprobe brd rd_nr=1 rd_size=$(((size + 64) * 1024)) || nrp_fail "no RAM disk"
+nrp_must modprobe brd rd_nr=1 rd_size=$(((size + 64) * 1024))
 nrp_cleanup_push "modprobe -r brd"
 nrp_rdma_setup rxe
 nrp_nvmet_setup /dev/ram0
-rdma link show | sed 's/^/    /'
+rdma link show | indent
 
 step "installing the modprobe.d drop-in, loading nvme-rdma-p2p as transport 'rdma'"
 cp tools/modprobe.d/nvme-rdma-p2p.conf /etc/modprobe.d/
-modprobe nvme-rdma-p2p || nrp_fail "modprobe nvme-rdma-p2p failed"
+# allow_soft_p2p: rxe moves data with the CPU, so P2P over it is the
+# test and development path, off by default
+modprobe nvme-rdma-p2p allow_soft_p2p=1 || nrp_fail "modprobe nvme-rdma-p2p failed"
 nrp_cleanup_push "modprobe -r nvme-rdma-p2p"
-dmesg | grep 'nvme_rdma_p2p' | tail -n 2 | sed 's/^/    /'
+dmesg | grep 'nvme_rdma_p2p' | tail -n 2 | indent
 
 step "nvme discover -t rdma -a $NRP_TGT_IP4"
-nvme discover -t rdma -a "$NRP_TGT_IP4" -s "$NRP_PORT" | grep -E 'trtype|subnqn|traddr' | sed 's/^/    /' ||
+nvme discover -t rdma -a "$NRP_TGT_IP4" -s "$NRP_PORT" | grep -E 'trtype|subnqn|traddr' | indent ||
 	nrp_fail "discovery failed"
 step "nvme connect -t rdma -a $NRP_TGT_IP4 -n $NRP_SUBNQN"
 nvme connect -t rdma -a "$NRP_TGT_IP4" -s "$NRP_PORT" -n "$NRP_SUBNQN" ||
 	nrp_fail "connect failed"
 nrp_cleanup_push "nvme disconnect -n $NRP_SUBNQN"
-ctrl=$(nrp_ctrl_of_subsys "$NRP_SUBNQN") || nrp_fail "no controller for $NRP_SUBNQN"
-nrp_ctrl_is_ours "$ctrl" || nrp_fail "$ctrl is not driven by nvme-rdma-p2p"
-dev=$(nrp_ns_dev "$ctrl") || nrp_fail "no namespace block device appeared"
-nvme list | sed 's/^/    /'
-echo "    $ctrl: $(cat /sys/class/nvme/$ctrl/address), driven by nvme-rdma-p2p"
+NRP_CTRL=$(nrp_ctrl_of_subsys "$NRP_SUBNQN") || nrp_fail "no controller for $NRP_SUBNQN"
+nrp_ctrl_is_ours "$NRP_CTRL" || nrp_fail "$NRP_CTRL is not driven by nvme-rdma-p2p"
+NRP_NS=$(nrp_ns_dev "$NRP_CTRL") || nrp_fail "no namespace block device appeared"
+nvme list | indent
+echo "    $NRP_CTRL: $(cat /sys/class/nvme/$NRP_CTRL/address), driven by nvme-rdma-p2p, p2p_capable $(nrp_stat "$NRP_CTRL" p2p_capable)"
 
-step "writing a ${size} MiB checkpoint to $dev (O_DIRECT, 1 MiB commands)"
-head -c $((size * 1024 * 1024)) /dev/urandom >/tmp/ckpt
-want=$(sha256sum </tmp/ckpt | cut -d' ' -f1)
-t0=$(date +%s.%N)
-dd if=/tmp/ckpt of="$dev" bs=1M oflag=direct status=none || nrp_fail "write failed"
-t1=$(date +%s.%N)
-step "reading it back"
-got=$(dd if="$dev" bs=1M count="$size" iflag=direct status=none | sha256sum | cut -d' ' -f1)
-t2=$(date +%s.%N)
-echo "    sha256 written: $want"
-echo "    sha256 read:    $got"
-[ "$want" = "$got" ] || nrp_fail "checkpoint does not read back byte-exact"
-awk -v s="$size" -v a="$t0" -v b="$t1" -v c="$t2" 'BEGIN {
-	printf "    write: %.2f s, %.1f MiB/s   read: %.2f s, %.1f MiB/s\n",
-	       b - a, s / (b - a), c - b, s / (c - b) }'
-stats=$NRP_DEBUGFS/$ctrl/stats
-if [ -n "$stats" ]; then
-	step "transport counters ($stats)"
-	sed 's/^/    /' "$stats"
-fi
-step "checkpoint verified: $size MiB over nvme-rdma-p2p, byte-exact"
+step "a ${size} MiB checkpoint from GPU memory to $NRP_NS and back (1 MiB commands, 16 in flight)"
+nrp_p2p_snap
+"$NRP_P2P_TOOL" --gpu "$NRP_GPU" --dev "$NRP_NS" --size "${size}M" --chunk 1M --qd 16 |
+	indent
+[ "${PIPESTATUS[0]}" = 0 ] || nrp_fail "the checkpoint failed"
+p2p=$(nrp_p2p_delta p2p_bytes_mapped)
+host=$(nrp_p2p_delta host_bytes_mapped)
+step "payload mapped from P2P memory: $((p2p >> 20)) MiB; from host memory: $host bytes"
+[ "$p2p" = $((2 * size << 20)) ] && [ "$host" = 0 ] ||
+	nrp_fail "expected $((2 * size)) MiB from P2P memory and 0 from host memory"
+step "transport counters ($NRP_DEBUGFS/$NRP_CTRL/stats)"
+indent <"$NRP_DEBUGFS/$NRP_CTRL/stats"
+step "checkpoint verified: $size MiB from GPU memory over nvme-rdma-p2p and back, byte-exact, zero bytes bounced"

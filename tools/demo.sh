@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # The main job: boot the P2PDMA guest kernel, build a soft-RoCE fabric and a
 # kernel NVMe target in it, connect with nvme-rdma-p2p through nvme-cli,
-# write a checkpoint to the remote namespace, read it back, verify it, and
-# say what happened.
+# write a checkpoint from simulated GPU memory (P2PDMA pages of a QEMU
+# ivshmem BAR) to the remote namespace, read it back, verify it, and say
+# what happened, counters included: nothing bounces through host memory.
 #
 #   tools/demo.sh [SIZE_MIB]
 set -euo pipefail
@@ -13,6 +14,7 @@ size=${1:-256}
 "$NRP_TOP/tools/setup.sh"
 out=$(mktemp -d /tmp/nrp-demo.XXXXXX)
 "$NRP_TOP/tools/vm/run-guest.sh" --kernel p2p --out "$out" --timeout 900 \
+	--gpu-mem $(((2 * size + 1023) / 1024))G --mem $((2048 + size)) \
 	-- tools/demo-guest.sh "$size" || {
 	cat "$out/output.txt" 2>/dev/null
 	nrp_die "demo failed, guest output in $out"
