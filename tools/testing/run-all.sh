@@ -5,7 +5,9 @@
 #
 #   tools/testing/run-all.sh [--kernels "stock p2p debug"] [--out DIR] [TEST...]
 #
-# TEST names in-guest tests (e.g. module_load); default: all of them.
+# TEST names in-guest tests (e.g. module_load); default: all of them. The
+# test_pair_* tests run in two guests joined by a link (tools/vm/run-pair.sh)
+# on the kernels of NRP_PAIR_KERNELS (default "stock p2p"; empty for none).
 set -uo pipefail
 . "$(dirname "$0")/../vm/lib.sh"
 
@@ -39,6 +41,45 @@ result() { # STATUS NAME [DETAIL]
 	esac
 }
 
+# The TAP lines of an in-guest run as results named KERNEL/TEST.
+tap_results() { # KERNEL OUTPUT
+	local k=$1 line n
+	while IFS= read -r line; do
+		case "$line" in
+		"ok "*"# SKIP"*)
+			n=$(echo "$line" | sed -E 's/^ok [0-9]+ ([^ ]+).*/\1/')
+			result skip "$k/$n" "${line#*# SKIP }" ;;
+		"ok "*)
+			n=$(echo "$line" | sed -E 's/^ok [0-9]+ ([^ ]+).*/\1/')
+			result pass "$k/$n" ;;
+		"not ok "*)
+			n=$(echo "$line" | sed -E 's/^not ok [0-9]+ ([^ ]+).*/\1/')
+			result fail "$k/$n" "${line#*# }"
+			# show what the failing test said
+			awk -v t="# --- $n" '$0 == t {p = 1; next} /^# --- / {p = 0} p' \
+				"$2" | tail -n 15 | sed 's/^/      /' ;;
+		esac
+	done < <(cat "$2" 2>/dev/null)
+}
+
+# The boot itself is a test: a splat, a hang or a lost guest fails it.
+boot_results() { # NAME GUEST-OUT STATUS
+	local k=$1 gout=$2 known
+	case $3 in
+	0|1)	if [ -s "$gout/splats.txt" ]; then
+			result fail "$k/kernel-log-clean" "see $gout/splats.txt"
+			head -n 20 "$gout/splats.txt" | sed 's/^/      /'
+		else
+			known=
+			[ -s "$gout/known-splats.txt" ] &&
+				known="known upstream reports: $(grep -c . "$gout/known-splats.txt"), see $gout/known-splats.txt"
+			result pass "$k/kernel-log-clean" "$known"
+		fi ;;
+	*)	result fail "$k/guest-completed" "timeout or crash, see $gout/console.log"
+		tail -n 20 "$gout/console.log" | sed 's/^/      /' ;;
+	esac
+}
+
 start=$SECONDS
 nrp_log "results in $out"
 
@@ -62,6 +103,12 @@ done
 # One guest boot per kernel runs the whole in-guest suite.
 foreign=
 for k in $kernels; do
+	# test_pair_* run in the guest pair below
+	tests=()
+	for t in "$@"; do
+		case ${t#test_} in pair_*) ;; *) tests+=("$t") ;; esac
+	done
+	[ $# -gt 0 ] && [ ${#tests[@]} = 0 ] && continue
 	# the module built for another kernel, to check that loading it is refused
 	case $k in
 	stock)	other=p2p ;;
@@ -76,7 +123,6 @@ for k in $kernels; do
 	gout=$out/guest-$k
 	nrp_log "guest $k: running the in-guest suite"
 	tools=$NRP_TOP/tools/testing/selftests/nvme-rdma-p2p
-	tests=("$@")
 	if [ "$k" = debug ] && [ $# = 0 ] && [ "$debug_tests" != all ]; then
 		read -ra tests <<<"$debug_tests"
 	fi
@@ -84,36 +130,55 @@ for k in $kernels; do
 		--timeout "${NRP_GUEST_TIMEOUT:-2400}" --foreign-ko "$foreign" \
 		-- "$tools/run_tests.sh" "${tests[@]}" 2>"$out/guest-$k.log"
 	grc=$?
-	while IFS= read -r line; do
-		case "$line" in
-		"ok "*"# SKIP"*)
-			n=$(echo "$line" | sed -E 's/^ok [0-9]+ ([^ ]+).*/\1/')
-			result skip "$k/$n" "${line#*# SKIP }" ;;
-		"ok "*)
-			n=$(echo "$line" | sed -E 's/^ok [0-9]+ ([^ ]+).*/\1/')
-			result pass "$k/$n" ;;
-		"not ok "*)
-			n=$(echo "$line" | sed -E 's/^not ok [0-9]+ ([^ ]+).*/\1/')
-			result fail "$k/$n" "${line#*# }"
-			# show what the failing test said
-			awk -v t="# --- $n" '$0 == t {p = 1; next} /^# --- / {p = 0} p' \
-				"$gout/output.txt" | tail -n 15 | sed 's/^/      /' ;;
-		esac
-	done < <(cat "$gout/output.txt" 2>/dev/null)
-	# The boot itself is a test: a splat, a hang or a lost guest fails it.
-	case $grc in
-	0|1)	if [ -s "$gout/splats.txt" ]; then
-			result fail "$k/kernel-log-clean" "see $gout/splats.txt"
-			head -n 20 "$gout/splats.txt" | sed 's/^/      /'
-		else
-			known=
-			[ -s "$gout/known-splats.txt" ] &&
-				known="known upstream reports: $(grep -c . "$gout/known-splats.txt"), see $gout/known-splats.txt"
-			result pass "$k/kernel-log-clean" "$known"
-		fi ;;
-	*)	result fail "$k/guest-completed" "timeout or crash, see $gout/console.log"
-		tail -n 20 "$gout/console.log" | sed 's/^/      /' ;;
-	esac
+	tap_results "$k" "$gout/output.txt"
+	boot_results "$k" "$gout" "$grc"
+done
+
+# Two guests joined by an Ethernet link (tools/vm/run-pair.sh): link loss,
+# link timeouts, target restart and target power loss, which one guest
+# cannot show (soft RDMA between two addresses of one guest ignores link
+# state). On the kernels of NRP_PAIR_KERNELS (default: stock and p2p) that
+# are also selected; when tests are named, only the named test_pair_* ones.
+# A pair boot costs about 13 minutes for all of them under TCG, so kernels
+# other than stock run the data-path ones (link loss, target restart)
+# unless NRP_PAIR_TESTS=all.
+pair_kernels=${NRP_PAIR_KERNELS-"stock p2p"}
+pair_all=(pair_link_loss pair_link_timeouts pair_target_restart pair_target_crash)
+pair_subset=(pair_link_loss pair_target_restart)
+pair_tests=()
+if [ $# = 0 ]; then
+	pair_tests=("${pair_all[@]}")
+else
+	for t in "$@"; do
+		t=${t%.sh}
+		case ${t#test_} in pair_*) pair_tests+=("${t#test_}") ;; esac
+	done
+fi
+for k in $kernels; do
+	[ ${#pair_tests[@]} -gt 0 ] || break
+	case " $pair_kernels " in *" $k "*) ;; *) continue ;; esac
+	pout=$out/pair-$k
+	ptests=("${pair_tests[@]}")
+	if [ $# = 0 ] && [ "$k" != stock ] && [ "${NRP_PAIR_TESTS:-}" != all ]; then
+		ptests=("${pair_subset[@]}")
+	fi
+	nrp_log "guest pair $k: ${ptests[*]}"
+	"$NRP_TOP/tools/vm/run-pair.sh" --kernel "$k" --out "$pout" \
+		--timeout "${NRP_GUEST_TIMEOUT:-2400}" \
+		-- tools/testing/selftests/nvme-rdma-p2p/run_tests.sh "${ptests[@]}" \
+		2>"$out/pair-$k.log"
+	tap_results "$k" "$pout/host/output.txt"
+	# each guest's boot: finished (exit-status written) and clean
+	for g in host target; do
+		st=0
+		[ -s "$pout/$g/exit-status" ] || st=2
+		boot_results "$k/pair-$g" "$pout/$g" "$st"
+	done
+	# the target guest served until told to stop
+	if [ "$(cat "$pout/target/exit-status" 2>/dev/null)" != 0 ]; then
+		result fail "$k/pair-target-served" "see $pout/target/output.txt"
+		tail -n 10 "$pout/target/output.txt" 2>/dev/null | sed 's/^/      /'
+	fi
 done
 
 nrp_log "finished in $((SECONDS - start)) s"
