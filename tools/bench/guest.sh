@@ -25,7 +25,8 @@
 #                         or "null ram" (null)
 #   NRP_BENCH_CKPT_RUNS   runs of each checkpoint mode (1)
 #   NRP_BENCH_CKPT_MODES  P2P checkpoint modes, a subset of
-#                         "p2p bounce-ours bounce-intree" (all; "" skips)
+#                         "p2p bounce-ours bounce-intree"
+#                         ("p2p bounce-intree"; "" skips)
 #   NRP_BENCH_OUT         raw result directory (/nrp-job/raw)
 set -u
 . tools/testing/selftests/nvme-rdma-p2p/lib.sh
@@ -36,7 +37,7 @@ ckpt_mib=${NRP_BENCH_CKPT_MIB:-1024}
 profiles=${NRP_BENCH_PROFILES:-rr4k_qd1 rr4k_qd32x2 rw4k_qd32 sw128k_qd16 sw1m_qd16 xfs_ckpt}
 transports=${NRP_BENCH_TRANSPORTS:-rdma rdma_p2p tcp}
 backends=${NRP_BENCH_BACKENDS:-null}
-ckpt_modes=${NRP_BENCH_CKPT_MODES-p2p bounce-ours bounce-intree}
+ckpt_modes=${NRP_BENCH_CKPT_MODES-p2p bounce-intree}
 out=${NRP_BENCH_OUT:-/nrp-job/raw}
 tcp_port=4421
 ckpt_tool=tools/p2p-checkpoint/p2p-checkpoint
@@ -249,7 +250,9 @@ fio_run() { # profile backend transport run
 	# ios and bytes come from the JSON, on the host
 	fio_record "$p" "$b" "$tr" "$r" "$j"
 	say "$(printf '%-12s %-4s %-8s run %d/%d: %s' "$p" "$b" "$tr" "$r" "$runs" \
-		"$(awk -F'"' '/"iops" :/ { split($0, a, ": "); s += a[2] } END { printf "%.0f IOPS (r+w)", s }' "$j")")"
+		"$(awk -F'"' '/"iops" :/ { split($0, a, ": "); s += a[2] }
+			/"bw_bytes" :/ { split($0, a, ": "); b += a[2] }
+			END { printf "%.0f IOPS, %.1f MiB/s", s, b / 1048576 }' "$j")")"
 }
 
 # The 1 GiB checkpoint file: mkfs.xfs, mount, write it with O_DIRECT in

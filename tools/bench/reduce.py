@@ -231,6 +231,7 @@ def main():
     if len(sys.argv) != 3:
         die("usage: reduce.py RAW_DIR OUT_DIR")
     raw, top = sys.argv[1], sys.argv[2]
+    os.makedirs(top, exist_ok=True)
     if not os.path.isdir(raw):
         die(f"{raw}: no raw results (did the guest run?)")
     f = facts(os.path.join(raw, "facts.txt"), os.path.join(top, "host-facts.txt"))
@@ -310,15 +311,27 @@ def main():
             "met": copied == 0 and hostb in (0, None),
             "detail": f"CPU-copied {fmt(copied)} bytes, host_bytes_mapped +{fmt(hostb)}"})
         for bm in ("bounce-intree", "bounce-ours"):
-            if bm in byk and med(p["guest_cpu_s"]) and med(byk[bm]["guest_cpu_s"]):
-                r = med(p["guest_cpu_s"]) / med(byk[bm]["guest_cpu_s"])
+            if bm not in byk:
+                continue
+            b = byk[bm]
+            pp, bp = med(p["proc_cpu_s"]), med(b["proc_cpu_s"])
+            if pp is not None and bp:
                 targets.append({
-                    "target": f"P2P checkpoint CPU time <= 0.5x the bounce path ({bm})",
-                    "met": r <= 0.5,
-                    "detail": f"guest CPU {med(p['guest_cpu_s']):.1f} s vs "
-                              f"{med(byk[bm]['guest_cpu_s']):.1f} s = {r:.2f}x; process CPU "
-                              f"{fmt(med(p['proc_cpu_s']))} s vs {fmt(med(byk[bm]['proc_cpu_s']))} s"})
-                break
+                    "target": f"P2P checkpoint CPU time <= 0.5x the bounce path ({bm}): "
+                              "the checkpoint process",
+                    "met": pp / bp <= 0.5,
+                    "detail": f"process CPU {fmt(pp)} s vs {fmt(bp)} s = {pp / bp:.2f}x"})
+            pg, bg = med(p["guest_cpu_s"]), med(b["guest_cpu_s"])
+            if pg is not None and bg:
+                targets.append({
+                    "target": f"P2P checkpoint CPU time <= 0.5x the bounce path ({bm}): "
+                              "the whole guest",
+                    "met": pg / bg <= 0.5,
+                    "detail": f"guest CPU {fmt(pg)} s vs {fmt(bg)} s = {pg / bg:.2f}x, of it "
+                              f"softirq (rxe, the soft NIC, and the target) "
+                              f"{fmt(med(p['guest_cpu_softirq_s']))} s vs "
+                              f"{fmt(med(b['guest_cpu_softirq_s']))} s"})
+            break
 
     doc = {"format": "nvme-rdma-p2p-bench/1", "facts": f,
            "transports": {t: TR_LABEL[t] for t in transports},
