@@ -71,7 +71,7 @@ sleep 2
 kill -0 $dd_pid 2>/dev/null || nrp_fail "dd ended before the link went down: $(cat /tmp/nrp-dd.err)"
 out=$(nrp_pair_ctl link off both) || nrp_fail "link off: $out"
 t0=$(nrp_now)
-dd_must_fail 90 "$t0"
+dd_must_fail 120 "$t0"
 echo "ctrl_loss_tmo=8: I/O failed $dd_secs s after the link went down ($(head -n1 /tmp/nrp-dd.err))"
 nrp_wait_gone "$ctrl" 60 || nrp_fail "$ctrl still there ($(nrp_ctrl_state "$ctrl")) long after ctrl_loss_tmo"
 echo "$ctrl deleted $(nrp_secs "$t0" "$(nrp_now)") s after the link went down"

@@ -14,7 +14,7 @@ nrp_connect --reconnect-delay=2 --ctrl-loss-tmo=900 --keep-alive-tmo=5; ctrl=$NR
 dev=$(nrp_ns_dev "$ctrl") || nrp_fail "no namespace"
 
 # a boot of the target guest takes a minute or two under TCG
-NRP_PAIR_LIVE_TMO=400 nrp_pair_fault_io "$ctrl" "$dev" target-kill target-boot 12
+NRP_PAIR_LIVE_TMO=400 nrp_pair_fault_io "$ctrl" "$dev" target-kill target-boot 20
 echo "target power loss and boot: $NRP_FAULT_REPORT"
 
 nrp_must nvme disconnect -n "$NRP_SUBNQN"
