@@ -361,6 +361,8 @@ nrp_rdma_nic_setup() {
 	ip addr replace "$ip4/24" dev "$NRP_NIC"
 	ip -6 addr replace "$ip6/64" dev "$NRP_NIC" nodad
 	ip link set "$NRP_NIC" up
+	# a test killed by its time limit did not run its cleanups
+	rdma link delete "nrp_${type}_0" 2>/dev/null
 	nrp_rdma_link "$type" "$NRP_NIC" "nrp_${type}_0"
 }
 
