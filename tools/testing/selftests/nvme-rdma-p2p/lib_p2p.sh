@@ -50,20 +50,28 @@ nrp_nvme_core_multipath() {
 	nrp_cleanup_push "modprobe -r nvme_fabrics nvme_core"
 }
 
-# Bind the GPU stand-in; its device node is left in NRP_GPU and the size
-# of its window in NRP_GPU_WINDOW (bytes). Skips without an ivshmem device.
-nrp_gpu_setup() {
-	local d vendor device m info
+# The sysfs directory of the first QEMU ivshmem device (the GPU stand-in),
+# left in NRP_GPU_PCI; false if there is none. (read, not cat: forks are
+# slow in a TCG guest with a debug kernel)
+nrp_gpu_find() {
+	local d vendor device
 	NRP_GPU_PCI=
 	for d in /sys/bus/pci/devices/*; do
 		read -r vendor <"$d/vendor"
 		read -r device <"$d/device"
 		if [ "$vendor" = 0x1af4 ] && [ "$device" = 0x1110 ]; then
 			NRP_GPU_PCI=$d
-			break
+			return 0
 		fi
 	done
-	[ -n "$NRP_GPU_PCI" ] ||
+	return 1
+}
+
+# Bind the GPU stand-in; its device node is left in NRP_GPU and the size
+# of its window in NRP_GPU_WINDOW (bytes). Skips without an ivshmem device.
+nrp_gpu_setup() {
+	local m info
+	nrp_gpu_find ||
 		nrp_skip "no QEMU ivshmem device (PCI 1af4:1110) to play the GPU (run-guest.sh --gpu-mem)"
 	[ -x "$NRP_P2P_TOOL" ] || nrp_fail "$NRP_P2P_TOOL not built"
 	nrp_must modprobe $NRP_GPU_MOD

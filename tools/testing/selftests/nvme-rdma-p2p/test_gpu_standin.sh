@@ -10,25 +10,15 @@
 #   run-guest.sh --kernel p2p --qemu -object \
 #     --qemu memory-backend-ram,id=gpumem,size=256M \
 #     --qemu -device --qemu ivshmem-plain,memdev=gpumem -- ...
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib_p2p.sh"
 
-GPU_MOD=nrp_gpu
+GPU_MOD=$NRP_GPU_MOD
 top=$(cd "$(dirname "$0")/../../../.." && pwd)
-tool=$top/tools/p2p-checkpoint/p2p-checkpoint
+tool=$NRP_P2P_TOOL
 
-# The PCI device of the first ivshmem in the guest, if any.
-# (read, not cat: forks are slow in a TCG guest with a debug kernel)
-ivshmem=
-for d in /sys/bus/pci/devices/*; do
-	read -r vendor <"$d/vendor"
-	read -r device <"$d/device"
-	if [ "$vendor" = 0x1af4 ] && [ "$device" = 0x1110 ]; then
-		ivshmem=$d
-		break
-	fi
-done
-[ -n "$ivshmem" ] ||
+nrp_gpu_find ||
 	nrp_skip "no QEMU ivshmem device (PCI 1af4:1110): start QEMU with -object memory-backend-ram,id=gpumem,size=256M -device ivshmem-plain,memdev=gpumem"
+ivshmem=$NRP_GPU_PCI
 modinfo $GPU_MOD >/dev/null 2>&1 || nrp_fail "module $GPU_MOD not installed for $(uname -r)"
 nrp_mod_loaded $GPU_MOD && nrp_fail "$GPU_MOD already loaded before the test"
 
