@@ -42,8 +42,14 @@
  */
 #define NRP_CM_CONNECT_TIMEOUT_MS	60000
 
-/* Cap on pages in one memory registration, hence on one I/O's size. */
-#define NRP_MAX_FR_PAGES		256
+/*
+ * The size of one command is set by the device's fast-register page-list
+ * length and the target's MDTS. This ceiling only bounds memory when both
+ * are huge (or MDTS is 0): every MR of a pool keeps a page list this long,
+ * one MR per queue slot. 2048 pages of 4 KiB are 8 MiB, half of what the
+ * 24-bit length of a keyed SGL descriptor can carry.
+ */
+#define NRP_FR_PAGES_CEILING		2048
 
 /* Data SGEs that may ride along with the command capsule in one SEND. */
 #define NRP_MAX_INLINE_SGES		4
@@ -121,6 +127,7 @@ struct nrp_queue {
 	unsigned long		flags;		/* enum nrp_queue_flags */
 	int			depth;
 	int			cq_depth;
+	u32			mr_pages;	/* page list of each pool MR */
 	bool			polled;		/* CQ reaped only by blk-mq poll */
 	size_t			capsule_len;
 	int			cm_error;
@@ -167,7 +174,9 @@ struct nrp_ctrl {
 	 * dereferenced) when that device goes away.
 	 */
 	struct ib_device	*ibdev;
-	u32			max_fr_pages;
+	u32			fr_page_list_len;	/* as the device reports it */
+	u32			max_fr_pages;	/* per command, before MDTS */
+	u32			io_fr_pages;	/* per command, after MDTS */
 	u32			io_queues[HCTX_MAX_TYPES];
 	bool			use_inline;
 	bool			p2p_capable;

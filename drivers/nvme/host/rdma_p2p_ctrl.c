@@ -150,6 +150,7 @@ static int nrp_configure_admin_queue(struct nrp_ctrl *ctrl, bool new)
 	ibdev = ctrl->dev->ibdev;
 	WRITE_ONCE(ctrl->ibdev, ibdev);
 	ctrl->ctrl.numa_node = ibdev_to_node(ibdev);
+	ctrl->fr_page_list_len = ibdev->attrs.max_fast_reg_page_list_len;
 	ctrl->max_fr_pages = nrp_max_fr_pages(ibdev);
 	/* decided here, where the device is pinned; read by namespace scan */
 	WRITE_ONCE(ctrl->p2p_capable, nrp_ibdev_p2p_ok(ibdev));
@@ -181,7 +182,7 @@ static int nrp_configure_admin_queue(struct nrp_ctrl *ctrl, bool new)
 		goto out_stop_queue;
 
 	/*
-	 * One FRWR per command bounds its size; the core then lowers this
+	 * One FRWR per command bounds its size; Identify then lowers this
 	 * further to the controller's MDTS.
 	 */
 	ctrl->ctrl.max_segments = ctrl->max_fr_pages;
@@ -194,6 +195,11 @@ static int nrp_configure_admin_queue(struct nrp_ctrl *ctrl, bool new)
 	ret = nvme_init_ctrl_finish(&ctrl->ctrl);
 	if (ret)
 		goto out_quiesce;
+
+	/* sizes the MRs of the I/O queues, which are built next */
+	ctrl->io_fr_pages = min_t(u32, ctrl->max_fr_pages,
+				  ctrl->ctrl.max_hw_sectors >>
+				  (ilog2(SZ_4K) - SECTOR_SHIFT));
 	return 0;
 
 out_quiesce:

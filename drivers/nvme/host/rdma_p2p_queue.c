@@ -96,9 +96,10 @@ out_unlock:
 }
 
 /*
- * Largest page count one FRWR may map. One page of the MR is held back:
- * a buffer that does not start on a page boundary needs one page more
- * than its length suggests.
+ * Largest page count one FRWR may map on @ibdev, in units of the 4 KiB
+ * NVMe controller page. One page of the MR is held back: a buffer that
+ * does not start on a page boundary needs one page more than its length
+ * suggests.
  */
 u32 nrp_max_fr_pages(struct ib_device *ibdev)
 {
@@ -106,7 +107,22 @@ u32 nrp_max_fr_pages(struct ib_device *ibdev)
 
 	if (len < 2)
 		return 1;
-	return min_t(u32, NRP_MAX_FR_PAGES, len - 1);
+	return min_t(u32, NRP_FR_PAGES_CEILING, len - 1);
+}
+
+/*
+ * Page-list length of the MRs of @queue's pool. The admin queue is built
+ * before Identify and takes what the device allows; the I/O queues come
+ * after it, when the core has lowered the transfer size to the target's
+ * MDTS, and need no MR longer than that.
+ */
+static u32 nrp_queue_mr_pages(struct nrp_queue *queue, struct ib_device *ibdev)
+{
+	u32 pages = nrp_max_fr_pages(ibdev);
+
+	if (nrp_qid(queue) && queue->ctrl->io_fr_pages)
+		pages = min(pages, queue->ctrl->io_fr_pages);
+	return pages + 1;
 }
 
 /*
@@ -289,14 +305,13 @@ static int nrp_create_queue_ib(struct nrp_queue *queue)
 		goto out_destroy_qp;
 	}
 
-	/* one page more than nrp_max_fr_pages(): see there */
+	queue->mr_pages = nrp_queue_mr_pages(queue, ibdev);
 	ret = ib_mr_pool_init(queue->qp, &queue->qp->rdma_mrs, queue->depth,
-			      IB_MR_TYPE_MEM_REG, nrp_max_fr_pages(ibdev) + 1,
-			      0);
+			      IB_MR_TYPE_MEM_REG, queue->mr_pages, 0);
 	if (ret) {
 		dev_err(ctrl->ctrl.device,
-			"queue %d: no pool of %d MRs: %d\n",
-			nrp_qid(queue), queue->depth, ret);
+			"queue %d: no pool of %d MRs of %u pages: %d\n",
+			nrp_qid(queue), queue->depth, queue->mr_pages, ret);
 		goto out_free_ring;
 	}
 

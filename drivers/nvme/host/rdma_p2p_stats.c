@@ -6,6 +6,7 @@
  * shares a cache line for them; a read sums all CPUs and is only as
  * consistent as a snapshot of moving counters can be. They are shown in
  * /sys/kernel/debug/nvme-rdma-p2p/<ctrl>/stats, one "name value" a line.
+ * Beside it, "limits" shows how the size of one command was derived.
  *
  * Whether this kernel can do P2PDMA at all is shown read-only in
  * /sys/module/<module>/parameters/p2p.
@@ -101,6 +102,29 @@ static int nrp_stats_show(struct seq_file *m, void *unused)
 DEFINE_SHOW_ATTRIBUTE(nrp_stats);
 
 /*
+ * The inputs and the result of the transfer-size derivation of the last
+ * association; I/O-queue values are those of the first I/O queue.
+ */
+static int nrp_limits_show(struct seq_file *m, void *unused)
+{
+	struct nrp_ctrl *ctrl = m->private;
+	u32 io_mr_pages = 0;
+
+	if (ctrl->ctrl.queue_count > 1)
+		io_mr_pages = READ_ONCE(ctrl->queues[1].mr_pages);
+	seq_printf(m, "fr_page_list_len %u\n", READ_ONCE(ctrl->fr_page_list_len));
+	seq_printf(m, "fr_pages_ceiling %u\n", NRP_FR_PAGES_CEILING);
+	seq_printf(m, "max_fr_pages %u\n", READ_ONCE(ctrl->max_fr_pages));
+	seq_printf(m, "max_hw_sectors %u\n", READ_ONCE(ctrl->ctrl.max_hw_sectors));
+	seq_printf(m, "max_segments %u\n", READ_ONCE(ctrl->ctrl.max_segments));
+	seq_printf(m, "io_fr_pages %u\n", READ_ONCE(ctrl->io_fr_pages));
+	seq_printf(m, "admin_mr_pages %u\n", READ_ONCE(ctrl->queues[0].mr_pages));
+	seq_printf(m, "io_mr_pages %u\n", io_mr_pages);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(nrp_limits);
+
+/*
  * debugfs is a debugging aid: failures are logged by debugfs itself and
  * never fail a controller.
  */
@@ -116,6 +140,7 @@ void nrp_stats_register(struct nrp_ctrl *ctrl)
 	if (IS_ERR(dir))
 		return;
 	debugfs_create_file("stats", 0444, dir, ctrl, &nrp_stats_fops);
+	debugfs_create_file("limits", 0444, dir, ctrl, &nrp_limits_fops);
 	ctrl->debugfs_dir = dir;
 }
 

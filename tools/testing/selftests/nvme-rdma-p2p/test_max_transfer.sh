@@ -1,0 +1,79 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The largest command is derived, not capped: it is the smaller of the RDMA
+# device's fast-register page-list length (less the page an unaligned buffer
+# needs) and the target's MDTS, and the I/O-queue MRs are sized to it. An
+# I/O of exactly that size travels as one command; one page more is split.
+#
+# With nvmet-rdma (MDTS 1 MiB) the target's limit binds on rxe (512-entry
+# page lists) and the device's on siw (256 entries): run the suite with
+# NRP_RDMA_TYPE=siw to see the other side.
+. "$(dirname "$0")/lib.sh"
+
+limit() { # NAME
+	awk -v k="$1" '$1 == k { print $2; f = 1 } END { if (!f) print "missing" }' \
+		"$NRP_DEBUGFS/$ctrl/limits"
+}
+expect() { # WHAT GOT WANT
+	[ "$2" = "$3" ] || nrp_fail "$1: got $2, expected $3"
+	echo "$1: $2"
+}
+min() { echo $(($1 < $2 ? $1 : $2)); }
+# data commands so far: each is mapped by FRWR, in-capsule or global rkey
+data_cmds() {
+	echo $(($(nrp_stat "$ctrl" frwr_registrations) + $(nrp_stat "$ctrl" inline_writes) +
+		$(nrp_stat "$ctrl" global_rkey_mappings)))
+}
+
+type=${NRP_RDMA_TYPE:-rxe}
+nrp_std_setup 64
+nrp_connect; ctrl=$NRP_CTRL
+dev=$(nrp_ns_dev "$ctrl") || nrp_fail "no namespace"
+q=/sys/block/$(nrp_path_disk "$ctrl")/queue
+
+# the device's page-list length, as ib_core reports it to the module
+len=$(limit fr_page_list_len)
+case $type in
+rxe)	expect "rxe fast-register page-list length" "$len" 512 ;;
+siw)	expect "siw fast-register page-list length" "$len" 256 ;;
+esac
+dev_pages=$(min $((len - 1)) "$(limit fr_pages_ceiling)")
+expect "pages per FRWR the device allows" "$(limit max_fr_pages)" "$dev_pages"
+
+# the target's MDTS, in 4 KiB pages (nvmet's CAP.MPSMIN); 0 means no limit
+mdts=$(nvme id-ctrl "/dev/$ctrl" | awk '$1 == "mdts" { print $3 }')
+[ -n "$mdts" ] || nrp_fail "nvme id-ctrl /dev/$ctrl shows no mdts"
+if [ "$mdts" = 0 ]; then
+	mdts_pages=$dev_pages
+	echo "target MDTS: none"
+else
+	mdts_pages=$((1 << mdts))
+	echo "target MDTS: $mdts ($((mdts_pages * 4)) KiB)"
+fi
+
+pages=$(min "$dev_pages" "$mdts_pages")
+if [ "$pages" = "$dev_pages" ]; then bound="the device"; else bound="the target's MDTS"; fi
+expect "max_hw_sectors_kb (bound by $bound)" "$(cat "$q/max_hw_sectors_kb")" $((pages * 4))
+expect "max_segments" "$(cat "$q/max_segments")" "$(min $((pages + 1)) "$dev_pages")"
+expect "admin-queue MR page list" "$(limit admin_mr_pages)" $((dev_pages + 1))
+expect "I/O-queue MR page list (sized after Identify)" "$(limit io_mr_pages)" $((pages + 1))
+
+# let the block layer build commands of the full size
+for d in "$q" "/sys/block/$(basename "$dev")/queue"; do
+	cat "$d/max_hw_sectors_kb" >"$d/max_sectors_kb" ||
+		nrp_fail "cannot raise $d/max_sectors_kb"
+done
+
+max_kb=$((pages * 4)) n=16
+before=$(data_cmds) frwr=$(nrp_stat "$ctrl" frwr_registrations)
+nrp_fio_verify "$dev" --ioengine=libaio --rw=write --bs="${max_kb}k" --iodepth=4 \
+	--size=$((n * max_kb))k
+expect "commands for $n writes and $n reads of $max_kb KiB" $(($(data_cmds) - before)) $((2 * n))
+expect "of them by FRWR" $(($(nrp_stat "$ctrl" frwr_registrations) - frwr)) $((2 * n))
+
+before=$(data_cmds)
+nrp_fio_verify "$dev" --ioengine=libaio --rw=write --bs="$((max_kb + 4))k" --iodepth=4 \
+	--size=$((n * (max_kb + 4)))k
+expect "commands for $n writes and $n reads of $((max_kb + 4)) KiB (each split in two)" \
+	$(($(data_cmds) - before)) $((4 * n))
+nrp_pass
