@@ -6,7 +6,8 @@
 #   tools/testing/run-all.sh [--kernels "stock p2p debug"] [--out DIR] [TEST...]
 #
 # TEST names in-guest tests (e.g. module_load); default: all of them. The
-# test_pair_* tests run in two guests joined by a link (tools/vm/run-pair.sh)
+# transport tests run a second time over siw on the kernels of
+# NRP_SIW_KERNELS (default "p2p"; empty for none). The test_pair_* tests run in two guests joined by a link (tools/vm/run-pair.sh)
 # on the kernels of NRP_PAIR_KERNELS (default "stock p2p"; empty for none).
 set -uo pipefail
 . "$(dirname "$0")/../vm/lib.sh"
@@ -132,6 +133,37 @@ for k in $kernels; do
 	grc=$?
 	tap_results "$k" "$gout/output.txt"
 	boot_results "$k" "$gout" "$grc"
+done
+
+# The transport tests once more over siw (soft iWARP), on the kernels of
+# NRP_SIW_KERNELS (default: p2p; the stock kernel has no siw). When tests
+# are named, only those of this list.
+siw_kernels=${NRP_SIW_KERNELS-p2p}
+siw_all=(connect connect_all connect_options bad_input fio_verify filesystems
+	max_transfer poll_queues reset_during_io target_restart teardown_live)
+siw_tests=()
+for t in "${siw_all[@]}"; do
+	if [ $# = 0 ]; then
+		siw_tests+=("$t")
+		continue
+	fi
+	for n in "$@"; do
+		n=${n%.sh}
+		[ "${n#test_}" = "$t" ] && siw_tests+=("$t")
+	done
+done
+for k in $kernels; do
+	[ ${#siw_tests[@]} -gt 0 ] || break
+	case " $siw_kernels " in *" $k "*) ;; *) continue ;; esac
+	gout=$out/guest-$k-siw
+	nrp_log "guest $k: the transport tests over siw"
+	"$NRP_TOP/tools/vm/run-guest.sh" --kernel "$k" --out "$gout" \
+		--timeout "${NRP_GUEST_TIMEOUT:-2400}" \
+		-- NRP_RDMA_TYPE=siw tools/testing/selftests/nvme-rdma-p2p/run_tests.sh \
+		"${siw_tests[@]}" 2>"$out/guest-$k-siw.log"
+	grc=$?
+	tap_results "$k-siw" "$gout/output.txt"
+	boot_results "$k-siw" "$gout" "$grc"
 done
 
 # Two guests joined by an Ethernet link (tools/vm/run-pair.sh): link loss,

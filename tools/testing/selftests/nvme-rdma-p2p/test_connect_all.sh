@@ -13,7 +13,7 @@ cp "$NRP_TOP/tools/modprobe.d/nvme-rdma-p2p.conf" $conf
 nrp_cleanup_push "rm -f $conf"
 
 # 1. The in-tree module owns "rdma": ours must refuse to load as "rdma".
-nrp_rdma_setup rxe
+nrp_rdma_setup "${NRP_RDMA_TYPE:-rxe}"
 nrp_cleanup_push "rmmod $NRP_MOD"
 nrp_cleanup_push "rmmod nvme_rdma"
 modprobe --ignore-install nvme-rdma || nrp_fail "cannot load the in-tree nvme-rdma"

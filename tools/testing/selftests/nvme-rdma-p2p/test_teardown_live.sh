@@ -23,7 +23,7 @@ fio_pid=$!
 sleep 3
 # Both ends sit in one guest, so the connection runs over the device that
 # owns the target address: removing it takes the host queues away.
-timeout 60 rdma link delete nrp_rxe_t || nrp_fail "rdma link delete hung or failed"
+timeout 60 rdma link delete "nrp_${NRP_RDMA_TYPE:-rxe}_t" || nrp_fail "rdma link delete hung or failed"
 nrp_wait_gone "$ctrl" 30 || nrp_fail "$ctrl survived the removal of its RDMA device"
 echo "rdma device removal: $ctrl deleted"
 # fio must end (with errors), not hang
