@@ -489,10 +489,11 @@ static int nrp_cm_handler(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev)
 	case RDMA_CM_EVENT_ROUTE_ERROR:
 	case RDMA_CM_EVENT_CONNECT_ERROR:
 	case RDMA_CM_EVENT_UNREACHABLE:
-		dev_err(ctrl->ctrl.device,
-			"queue %d: cannot reach %pISpcs: %s (status %d)\n",
-			nrp_qid(queue), &ctrl->dst_addr,
-			rdma_event_msg(ev->event), ev->status);
+		/* info, not error: a reconnect loop meets this once a try */
+		dev_info(ctrl->ctrl.device,
+			 "queue %d: cannot reach %pISpcs: %s (status %d)\n",
+			 nrp_qid(queue), &ctrl->dst_addr,
+			 rdma_event_msg(ev->event), ev->status);
 		err = -ECONNRESET;
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
