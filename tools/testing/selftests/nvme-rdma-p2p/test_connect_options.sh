@@ -1,14 +1,72 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# The remaining connect options behave as with the in-tree transport:
-# hostid, tos and disable_sqflow are taken; duplicate_connect decides
-# whether a second identical connect is refused; fast_io_fail_tmo fails
-# I/O early while the controller keeps reconnecting.
+# The connect options behave as with the in-tree transport: the defaults
+# of a bare connect (trsvcid 4420, queue_size 128, keep_alive_tmo 5,
+# reconnect_delay 10, ctrl_loss_tmo 600, one I/O queue per CPU) and
+# explicit values of each are what the controller shows; queue_size above
+# 128 is clamped; hostid, tos and disable_sqflow are taken;
+# duplicate_connect decides whether a second identical connect is refused;
+# fast_io_fail_tmo fails I/O early while the controller keeps reconnecting.
 . "$(dirname "$0")/lib.sh"
 
 cfs=/sys/kernel/config/nvmet
 nrp_std_setup 64
 hostid=6f2c1d9e-51a4-4b8e-9d0a-2f6a7c3e8b11
+
+attr() { cat "/sys/class/nvme/$ctrl/$1"; }
+expect() { # ATTRIBUTE WANT
+	[ "$(attr "$1")" = "$2" ] || nrp_fail "$ctrl ($opts): $1 reads '$(attr "$1")', expected '$2'"
+}
+connect_raw() { # OPTIONS (beyond transport and nqn)
+	local out
+	opts=$1
+	out=$(nrp_fabrics_write "transport=$NRP_TRANSPORT,nqn=$NRP_SUBNQN,$opts") ||
+		nrp_fail "connect $opts failed: $out"
+	ctrl=nvme$(echo "$out" | sed -n 's/.*instance=\([0-9]*\).*/\1/p')
+	nrp_cleanup_push nrp_disconnect_all
+	nrp_wait_state "$ctrl" 10 || nrp_fail "$ctrl ($opts) is $(nrp_ctrl_state "$ctrl")"
+}
+
+# a bare connect: the fabrics defaults
+connect_raw "traddr=$NRP_TGT_IP4"
+grep -q "trsvcid=4420" "/sys/class/nvme/$ctrl/address" || nrp_fail "address: $(attr address)"
+expect sqsize 127
+expect kato 5
+expect reconnect_delay 10
+expect ctrl_loss_tmo 600
+expect fast_io_fail_tmo off
+expect queue_count $(($(nproc) + 1))
+echo "defaults: $(attr address | tr '\n' ' ')sqsize $(attr sqsize), kato $(attr kato), reconnect_delay $(attr reconnect_delay), ctrl_loss_tmo $(attr ctrl_loss_tmo), $(($(attr queue_count) - 1)) I/O queues"
+nrp_must nvme disconnect -n "$NRP_SUBNQN"
+
+# every one of them set. Both ends live in this guest and the route to the
+# target's address is local, so the only source address that reaches it is
+# that same address (on its own rxe device); test_pair_target_restart binds
+# to a real second host's address.
+connect_raw "traddr=$NRP_TGT_IP4,trsvcid=$NRP_PORT,host_traddr=$NRP_TGT_IP4,queue_size=32,keep_alive_tmo=7,reconnect_delay=3,ctrl_loss_tmo=30,fast_io_fail_tmo=20,nr_io_queues=1"
+grep -q "host_traddr=$NRP_TGT_IP4" "/sys/class/nvme/$ctrl/address" ||
+	nrp_fail "address lacks host_traddr: $(attr address)"
+expect sqsize 31
+expect kato 7
+expect reconnect_delay 3
+expect ctrl_loss_tmo 30
+expect fast_io_fail_tmo 20
+expect queue_count 2
+dev=$(nrp_ns_dev "$ctrl") || nrp_fail "no namespace"
+nq=$(ls -d /sys/block/"$(nrp_path_disk "$ctrl")"/mq/* | wc -l)
+[ "$nq" = 1 ] || nrp_fail "nr_io_queues=1 gave $nq hardware queues"
+nrp_fio_verify "$dev" --rw=randwrite --bs=16k --iodepth=32 --size=4m
+echo "explicit: $(attr address | tr '\n' ' ')sqsize 31, kato 7, reconnect_delay 3, ctrl_loss_tmo 30, fast_io_fail_tmo 20, 1 I/O queue; verified"
+nrp_must nvme disconnect -n "$NRP_SUBNQN"
+
+# more slots than an RDMA queue has: clamped, as the in-tree transport does
+nrp_dmesg_mark
+connect_raw "traddr=$NRP_TGT_IP4,queue_size=1024"
+expect sqsize 127
+nrp_dmesg_since | grep -q "clamping down" || nrp_fail "queue_size=1024 clamped without a word"
+echo "queue_size=1024: clamped to sqsize $(attr sqsize)"
+nrp_must nvme disconnect -n "$NRP_SUBNQN"
+nrp_assert_no_ctrls
 
 # hostid, tos, disable_sqflow through nvme-cli
 nrp_connect --hostid=$hostid --tos=8 --disable-sqflow; ctrl=$NRP_CTRL
