@@ -180,6 +180,12 @@ struct nrp_ctrl {
 	u32			io_queues[HCTX_MAX_TYPES];
 	bool			use_inline;
 	bool			p2p_capable;
+	/*
+	 * Ask the target to invalidate each command's rkey with its response
+	 * (default). debugfs turns it off to run the LOCAL_INV path, which is
+	 * what a target that never invalidates remotely makes us take.
+	 */
+	bool			remote_inv;
 
 	struct blk_mq_tag_set	admin_set;
 	struct blk_mq_tag_set	io_set;

@@ -691,6 +691,7 @@ struct nvme_ctrl *nrp_create_ctrl(struct device *dev,
 				 opts->nr_poll_queues + 1;
 	ctrl->ctrl.sqsize = opts->queue_size - 1;
 	ctrl->ctrl.kato = opts->kato;
+	ctrl->remote_inv = true;
 
 	/* sized for the most the controller can grant; it may grant less */
 	ctrl->queues = kcalloc(ctrl->ctrl.queue_count, sizeof(*ctrl->queues),

@@ -243,9 +243,10 @@ static int nrp_map_frwr(struct nrp_queue *queue, struct nrp_request *req,
 	desc->addr = cpu_to_le64(mr->iova);
 	put_unaligned_le24(mr->length, desc->length);
 	put_unaligned_le32(mr->rkey, desc->key);
+	desc->type = NVME_KEY_SGL_FMT_DATA_DESC << 4;
 	/* ask the target to kill the rkey with its response (SEND_WITH_INV) */
-	desc->type = (NVME_KEY_SGL_FMT_DATA_DESC << 4) |
-		     NVME_SGL_FMT_INVALIDATE;
+	if (likely(READ_ONCE(queue->ctrl->remote_inv)))
+		desc->type |= NVME_SGL_FMT_INVALIDATE;
 
 	nrp_stat_inc(queue->ctrl, NRP_STAT_FRWR_REGS);
 	return 0;

@@ -6,7 +6,10 @@
  * shares a cache line for them; a read sums all CPUs and is only as
  * consistent as a snapshot of moving counters can be. They are shown in
  * /sys/kernel/debug/nvme-rdma-p2p/<ctrl>/stats, one "name value" a line.
- * Beside it, "limits" shows how the size of one command was derived.
+ * Beside it, "limits" shows how the size of one command was derived, and
+ * "remote_invalidate" (Y by default) can be turned off to make every
+ * command end with our own LOCAL_INV, as with a target that does not
+ * invalidate remotely.
  *
  * Whether this kernel can do P2PDMA at all is shown read-only in
  * /sys/module/<module>/parameters/p2p.
@@ -141,6 +144,7 @@ void nrp_stats_register(struct nrp_ctrl *ctrl)
 		return;
 	debugfs_create_file("stats", 0444, dir, ctrl, &nrp_stats_fops);
 	debugfs_create_file("limits", 0444, dir, ctrl, &nrp_limits_fops);
+	debugfs_create_bool("remote_invalidate", 0644, dir, &ctrl->remote_inv);
 	ctrl->debugfs_dir = dir;
 }
 
