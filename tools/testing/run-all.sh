@@ -139,8 +139,9 @@ done
 # NRP_SIW_KERNELS (default: p2p; the stock kernel has no siw). When tests
 # are named, only those of this list.
 siw_kernels=${NRP_SIW_KERNELS-p2p}
-siw_all=(connect connect_all connect_options bad_input fio_verify filesystems
-	max_transfer poll_queues reset_during_io target_restart teardown_live)
+siw_all=(connect connect_all connect_options bad_input admin_commands fio_verify
+	filesystems mapping_modes max_transfer poll_queues reset_during_io
+	target_restart teardown_live)
 siw_tests=()
 for t in "${siw_all[@]}"; do
 	if [ $# = 0 ]; then
