@@ -307,6 +307,19 @@ nrp_stat() {
 		"$NRP_DEBUGFS/$1/stats" 2>/dev/null || echo missing
 }
 
+# Fail unless $2 (what was measured) equals $3 (what must be); $1 names it.
+nrp_expect() {
+	[ "$2" = "$3" ] || nrp_fail "$1: got $2, expected $3"
+	echo "$1: $2"
+}
+
+# Data commands of controller $1 so far: each one's data is described by
+# an FRWR registration, in the capsule, or by the global rkey.
+nrp_data_cmds() {
+	echo $(($(nrp_stat "$1" frwr_registrations) + $(nrp_stat "$1" inline_writes) +
+		$(nrp_stat "$1" global_rkey_mappings)))
+}
+
 # fio with crc32c verification; extra fio options follow the device.
 # A failing verify or I/O error fails the test.
 nrp_fio_verify() {

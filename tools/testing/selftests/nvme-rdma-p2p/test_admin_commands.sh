@@ -9,11 +9,6 @@
 . "$(dirname "$0")/lib.sh"
 
 cfs=/sys/kernel/config/nvmet
-# data commands so far: each is mapped by FRWR, in-capsule or global rkey
-data_cmds() {
-	echo $(($(nrp_stat "$ctrl" frwr_registrations) + $(nrp_stat "$ctrl" inline_writes) +
-		$(nrp_stat "$ctrl" global_rkey_mappings)))
-}
 # wait up to $2 s for namespace $1 of $ctrl to be there (or gone with $3=gone)
 wait_ns() {
 	local nsid=$1 secs=$2 want=${3:-there} i n
@@ -36,19 +31,19 @@ udevadm settle 2>/dev/null || sleep 2
 
 # Idle for three keep-alive periods: the target would end the association
 # after 4 s without a command; only keep-alives are sent meanwhile.
-cmds=$(nrp_stat "$ctrl" commands) data=$(data_cmds)
+cmds=$(nrp_stat "$ctrl" commands) data=$(nrp_data_cmds "$ctrl")
 sleep 12
 ka=$(($(nrp_stat "$ctrl" commands) - cmds))
-[ "$(data_cmds)" = "$data" ] || nrp_fail "data commands were sent while idle"
+[ "$(nrp_data_cmds "$ctrl")" = "$data" ] || nrp_fail "data commands were sent while idle"
 [ "$ka" -ge 3 ] || nrp_fail "only $ka commands in 12 s idle with keep_alive_tmo=4"
 [ "$(nrp_ctrl_state "$ctrl")" = live ] || nrp_fail "$ctrl $(nrp_ctrl_state "$ctrl") after 12 s idle"
 [ "$(nrp_stat "$ctrl" recoveries)" = 0 ] || nrp_fail "an error recovery ran while idle"
 echo "keep-alive: $ka commands in 12 s idle at keep_alive_tmo=4, $ctrl live"
 
 # A flush moves no data: one command, no registration, no payload.
-cmds=$(nrp_stat "$ctrl" commands) data=$(data_cmds)
+cmds=$(nrp_stat "$ctrl" commands) data=$(nrp_data_cmds "$ctrl")
 out=$(nvme flush "$dev" 2>&1) || nrp_fail "nvme flush failed: $out"
-[ "$(data_cmds)" = "$data" ] || nrp_fail "the flush was mapped as a data command"
+[ "$(nrp_data_cmds "$ctrl")" = "$data" ] || nrp_fail "the flush was mapped as a data command"
 [ $(($(nrp_stat "$ctrl" commands) - cmds)) -ge 1 ] || nrp_fail "the flush sent no command"
 echo "flush: zero-length command, $(($(nrp_stat "$ctrl" commands) - cmds)) command(s), no mapping"
 

@@ -14,23 +14,20 @@
 declare -A base
 snap() { local k; for k in "$@"; do base[$k]=$(nrp_stat "$ctrl" "$k"); done; }
 delta() { echo $(($(nrp_stat "$ctrl" "$1") - ${base[$1]})); }
-expect() { # WHAT GOT WANT
-	[ "$2" = "$3" ] || nrp_fail "$1: $2, expected $3"
-}
 counters="frwr_registrations remote_invalidations local_invalidations global_rkey_mappings inline_writes"
 
 nrp_std_setup 64
 nrp_connect; ctrl=$NRP_CTRL
 dev=$(nrp_ns_dev "$ctrl") || nrp_fail "no namespace"
 knob=$NRP_DEBUGFS/$ctrl/remote_invalidate
-expect "remote_invalidate by default" "$(cat "$knob")" Y
+nrp_expect "remote_invalidate by default" "$(cat "$knob")" Y
 
 snap $counters
 nrp_fio_verify "$dev" --ioengine=libaio --rw=randwrite --bs=64k --iodepth=8 --size=8m
 frwr=$(delta frwr_registrations)
 [ "$frwr" -ge 256 ] || nrp_fail "only $frwr FRWR commands for 128 writes and 128 reads of 64 KiB"
-expect "remote invalidations" "$(delta remote_invalidations)" "$frwr"
-expect "local invalidations" "$(delta local_invalidations)" 0
+nrp_expect "remote invalidations" "$(delta remote_invalidations)" "$frwr"
+nrp_expect "local invalidations" "$(delta local_invalidations)" 0
 echo "remote invalidation: $frwr FRWR commands, each invalidated by the target"
 
 echo N >"$knob"
@@ -38,8 +35,8 @@ snap $counters
 nrp_fio_verify "$dev" --ioengine=libaio --rw=randwrite --bs=64k --iodepth=8 --size=8m
 frwr=$(delta frwr_registrations)
 [ "$frwr" -ge 256 ] || nrp_fail "only $frwr FRWR commands with remote_invalidate=N"
-expect "local invalidations" "$(delta local_invalidations)" "$frwr"
-expect "remote invalidations" "$(delta remote_invalidations)" 0
+nrp_expect "local invalidations" "$(delta local_invalidations)" "$frwr"
+nrp_expect "remote invalidations" "$(delta remote_invalidations)" 0
 echo "local invalidation: $frwr FRWR commands, each ended by our LOCAL_INV"
 echo Y >"$knob"
 [ "$(nrp_stat "$ctrl" recoveries)" = 0 ] || nrp_fail "an error recovery ran"
@@ -52,8 +49,8 @@ dev=$(nrp_ns_dev "$ctrl") || nrp_fail "no namespace"
 nrp_fio_verify "$dev" --ioengine=libaio --rw=write --bs=4k --iodepth=8 --size=4m --do_verify=0
 snap $counters
 nrp_fio_verify "$dev" --ioengine=libaio --rw=read --bs=4k --iodepth=8 --size=4m --verify_only=1
-expect "global-rkey reads of 4 KiB" "$(delta global_rkey_mappings)" 1024
-expect "FRWR for them" "$(delta frwr_registrations)" 0
+nrp_expect "global-rkey reads of 4 KiB" "$(delta global_rkey_mappings)" 1024
+nrp_expect "FRWR for them" "$(delta frwr_registrations)" 0
 echo "register_always=N: 1024 reads of 4 KiB by the global rkey, no registration"
 nrp_fio_verify "$dev" --ioengine=libaio --rw=randrw --bs=256k --iodepth=8 --size=16m
 echo "register_always=N: 256 KiB randrw verified"

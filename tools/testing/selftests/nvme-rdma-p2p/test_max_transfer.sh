@@ -14,16 +14,7 @@ limit() { # NAME
 	awk -v k="$1" '$1 == k { print $2; f = 1 } END { if (!f) print "missing" }' \
 		"$NRP_DEBUGFS/$ctrl/limits"
 }
-expect() { # WHAT GOT WANT
-	[ "$2" = "$3" ] || nrp_fail "$1: got $2, expected $3"
-	echo "$1: $2"
-}
 min() { echo $(($1 < $2 ? $1 : $2)); }
-# data commands so far: each is mapped by FRWR, in-capsule or global rkey
-data_cmds() {
-	echo $(($(nrp_stat "$ctrl" frwr_registrations) + $(nrp_stat "$ctrl" inline_writes) +
-		$(nrp_stat "$ctrl" global_rkey_mappings)))
-}
 
 type=${NRP_RDMA_TYPE:-rxe}
 nrp_std_setup 64
@@ -34,11 +25,11 @@ q=/sys/block/$(nrp_path_disk "$ctrl")/queue
 # the device's page-list length, as ib_core reports it to the module
 len=$(limit fr_page_list_len)
 case $type in
-rxe)	expect "rxe fast-register page-list length" "$len" 512 ;;
-siw)	expect "siw fast-register page-list length" "$len" 256 ;;
+rxe)	nrp_expect "rxe fast-register page-list length" "$len" 512 ;;
+siw)	nrp_expect "siw fast-register page-list length" "$len" 256 ;;
 esac
 dev_pages=$(min $((len - 1)) "$(limit fr_pages_ceiling)")
-expect "pages per FRWR the device allows" "$(limit max_fr_pages)" "$dev_pages"
+nrp_expect "pages per FRWR the device allows" "$(limit max_fr_pages)" "$dev_pages"
 
 # the target's MDTS, in 4 KiB pages (nvmet's CAP.MPSMIN); 0 means no limit
 mdts=$(nvme id-ctrl "/dev/$ctrl" | awk '$1 == "mdts" { print $3 }')
@@ -53,10 +44,10 @@ fi
 
 pages=$(min "$dev_pages" "$mdts_pages")
 if [ "$pages" = "$dev_pages" ]; then bound="the device"; else bound="the target's MDTS"; fi
-expect "max_hw_sectors_kb (bound by $bound)" "$(cat "$q/max_hw_sectors_kb")" $((pages * 4))
-expect "max_segments" "$(cat "$q/max_segments")" "$(min $((pages + 1)) "$dev_pages")"
-expect "admin-queue MR page list" "$(limit admin_mr_pages)" $((dev_pages + 1))
-expect "I/O-queue MR page list (sized after Identify)" "$(limit io_mr_pages)" $((pages + 1))
+nrp_expect "max_hw_sectors_kb (bound by $bound)" "$(cat "$q/max_hw_sectors_kb")" $((pages * 4))
+nrp_expect "max_segments" "$(cat "$q/max_segments")" "$(min $((pages + 1)) "$dev_pages")"
+nrp_expect "admin-queue MR page list" "$(limit admin_mr_pages)" $((dev_pages + 1))
+nrp_expect "I/O-queue MR page list (sized after Identify)" "$(limit io_mr_pages)" $((pages + 1))
 
 # let the block layer build commands of the full size
 for d in "$q" "/sys/block/$(basename "$dev")/queue"; do
@@ -65,15 +56,15 @@ for d in "$q" "/sys/block/$(basename "$dev")/queue"; do
 done
 
 max_kb=$((pages * 4)) n=16
-before=$(data_cmds) frwr=$(nrp_stat "$ctrl" frwr_registrations)
+before=$(nrp_data_cmds "$ctrl") frwr=$(nrp_stat "$ctrl" frwr_registrations)
 nrp_fio_verify "$dev" --ioengine=libaio --rw=write --bs="${max_kb}k" --iodepth=4 \
 	--size=$((n * max_kb))k
-expect "commands for $n writes and $n reads of $max_kb KiB" $(($(data_cmds) - before)) $((2 * n))
-expect "of them by FRWR" $(($(nrp_stat "$ctrl" frwr_registrations) - frwr)) $((2 * n))
+nrp_expect "commands for $n writes and $n reads of $max_kb KiB" $(($(nrp_data_cmds "$ctrl") - before)) $((2 * n))
+nrp_expect "of them by FRWR" $(($(nrp_stat "$ctrl" frwr_registrations) - frwr)) $((2 * n))
 
-before=$(data_cmds)
+before=$(nrp_data_cmds "$ctrl")
 nrp_fio_verify "$dev" --ioengine=libaio --rw=write --bs="$((max_kb + 4))k" --iodepth=4 \
 	--size=$((n * (max_kb + 4)))k
-expect "commands for $n writes and $n reads of $((max_kb + 4)) KiB (each split in two)" \
-	$(($(data_cmds) - before)) $((4 * n))
+nrp_expect "commands for $n writes and $n reads of $((max_kb + 4)) KiB (each split in two)" \
+	$(($(nrp_data_cmds "$ctrl") - before)) $((4 * n))
 nrp_pass
