@@ -22,22 +22,23 @@ dev=$(nrp_ns_dev "$ctrl") || nrp_fail "no namespace"
 knob=$NRP_DEBUGFS/$ctrl/remote_invalidate
 nrp_expect "remote_invalidate by default" "$(cat "$knob")" Y
 
-snap $counters
-nrp_fio_verify "$dev" --ioengine=libaio --rw=randwrite --bs=64k --iodepth=8 --size=8m
-frwr=$(delta frwr_registrations)
-[ "$frwr" -ge 256 ] || nrp_fail "only $frwr FRWR commands for 128 writes and 128 reads of 64 KiB"
-nrp_expect "remote invalidations" "$(delta remote_invalidations)" "$frwr"
-nrp_expect "local invalidations" "$(delta local_invalidations)" 0
-echo "remote invalidation: $frwr FRWR commands, each invalidated by the target"
+# 128 writes and 128 reads of 64 KiB, verified: each of them registered,
+# and each registration ended the $1 way (remote or local), none the other
+frwr_round() {
+	local how=$1 other=remote frwr
+	[ "$how" = remote ] && other=local
+	snap $counters
+	nrp_fio_verify "$dev" --ioengine=libaio --rw=randwrite --bs=64k --iodepth=8 --size=8m
+	frwr=$(delta frwr_registrations)
+	[ "$frwr" -ge 256 ] || nrp_fail "only $frwr FRWR commands for 128 writes and 128 reads of 64 KiB"
+	nrp_expect "$how invalidations" "$(delta "${how}_invalidations")" "$frwr"
+	nrp_expect "$other invalidations" "$(delta "${other}_invalidations")" 0
+	echo "$how invalidation: $frwr FRWR commands, each ended that way"
+}
 
+frwr_round remote
 echo N >"$knob"
-snap $counters
-nrp_fio_verify "$dev" --ioengine=libaio --rw=randwrite --bs=64k --iodepth=8 --size=8m
-frwr=$(delta frwr_registrations)
-[ "$frwr" -ge 256 ] || nrp_fail "only $frwr FRWR commands with remote_invalidate=N"
-nrp_expect "local invalidations" "$(delta local_invalidations)" "$frwr"
-nrp_expect "remote invalidations" "$(delta remote_invalidations)" 0
-echo "local invalidation: $frwr FRWR commands, each ended by our LOCAL_INV"
+frwr_round local
 echo Y >"$knob"
 [ "$(nrp_stat "$ctrl" recoveries)" = 0 ] || nrp_fail "an error recovery ran"
 nrp_must nvme disconnect -n "$NRP_SUBNQN"
