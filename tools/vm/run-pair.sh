@@ -18,6 +18,8 @@
 #   --smp N                   CPUs of the host guest (default: 2)
 #   --target-smp N            CPUs of the target guest (default: 1: two
 #                             guests under TCG share the machine's cores)
+#   --rdma rxe|siw            soft RDMA device on both NICs (default: rxe;
+#                             siw needs a kernel that has it: p2p, debug)
 #
 # COMMAND runs in the host guest, in the checkout, with NRP_PAIR_ROLE=host,
 # NRP_PAIR_CTL (its request directory), NRP_PAIR_MAC (its NIC) and the
@@ -41,7 +43,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-kernel=stock tkernel= out= timeout=1800 mem=2048 smp=2 tsmp=1
+kernel=stock tkernel= out= timeout=1800 mem=2048 smp=2 tsmp=1 rdma=rxe
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel)	kernel=$2; shift 2 ;;
@@ -51,6 +53,7 @@ while [ $# -gt 0 ]; do
 	--mem)		mem=$2; shift 2 ;;
 	--smp)		smp=$2; shift 2 ;;
 	--target-smp)	tsmp=$2; shift 2 ;;
+	--rdma)		rdma=$2; shift 2 ;;
 	--)		shift; break ;;
 	-h|--help)	sed -n '3,/^set -euo/p' "$0" | sed 's/^# \{0,1\}//; /^set -euo/d'; exit 0 ;;
 	*)		nrp_die "unknown option $1 (see --help)" ;;
@@ -58,6 +61,7 @@ while [ $# -gt 0 ]; do
 done
 [ $# -gt 0 ] || nrp_die "no command to run in the host guest (see --help)"
 [ -n "$tkernel" ] || tkernel=$kernel
+case $rdma in rxe|siw) ;; *) nrp_die "--rdma: rxe or siw, not '$rdma'" ;; esac
 
 [ -n "$out" ] || out=$(mktemp -d /tmp/nrp-pair.XXXXXX)
 mkdir -p "$out"
@@ -71,7 +75,7 @@ qdir=$(mktemp -d /tmp/nrp-qmp.XXXXXX)
 # The link: one subnet, one MAC per guest.
 tmac=52:54:00:98:00:01 hmac=52:54:00:98:00:02
 link_env="NRP_TGT_IP4=10.98.0.1 NRP_HOST_IP4=10.98.0.2"
-link_env+=" NRP_TGT_IP6=fd98::1 NRP_HOST_IP6=fd98::2"
+link_env+=" NRP_TGT_IP6=fd98::1 NRP_HOST_IP6=fd98::2 NRP_RDMA_TYPE=$rdma"
 
 hpid= tpid=
 # Whatever ends this script ends both guests: run-guest.sh stops its QEMU
@@ -233,7 +237,7 @@ guest() { # ROLE KERNEL OUT MAC NETDEV TIMEOUT COMMAND
 # The host guest listens and the target guest connects: a connecting QEMU
 # cannot reconnect, a listening one takes the next connection, so the
 # target is the side that may be restarted.
-nrp_log "pair ($kernel host, $tkernel target) starting, output in $out"
+nrp_log "pair ($kernel host, $tkernel target, $rdma) starting, output in $out"
 for _ in 1 2 3; do
 	port=$(free_port)
 	guest host "$kernel" "$hout" "$hmac" "socket,id=n0,listen=127.0.0.1:$port" \
