@@ -139,9 +139,12 @@ done
 # NRP_SIW_KERNELS (default: p2p; the stock kernel has no siw). When tests
 # are named, only those of this list.
 siw_kernels=${NRP_SIW_KERNELS-p2p}
+# Not target_restart: over siw the target's cleanup after it (removing the
+# nvmet port, which destroys the iWARP listener) sometimes never returns in
+# the guest; the same hang stops the target guest of run-pair.sh --rdma siw.
 siw_all=(connect connect_all connect_options bad_input admin_commands fio_verify
 	filesystems mapping_modes max_transfer poll_queues reset_during_io
-	target_restart teardown_live)
+	teardown_live)
 siw_tests=()
 for t in "${siw_all[@]}"; do
 	if [ $# = 0 ]; then
