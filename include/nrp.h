@@ -51,6 +51,9 @@
  */
 #define NRP_FR_PAGES_CEILING		2048
 
+/* 512-byte sectors to 4 KiB pages (the NVMe controller and MR page size) */
+#define NRP_SECTORS_PER_PAGE_SHIFT	(ilog2(SZ_4K) - SECTOR_SHIFT)
+
 /* Data SGEs that may ride along with the command capsule in one SEND. */
 #define NRP_MAX_INLINE_SGES		4
 
@@ -176,7 +179,6 @@ struct nrp_ctrl {
 	struct ib_device	*ibdev;
 	u32			fr_page_list_len;	/* as the device reports it */
 	u32			max_fr_pages;	/* per command, before MDTS */
-	u32			io_fr_pages;	/* per command, after MDTS */
 	u32			io_queues[HCTX_MAX_TYPES];
 	bool			use_inline;
 	bool			p2p_capable;

@@ -187,7 +187,7 @@ static int nrp_configure_admin_queue(struct nrp_ctrl *ctrl, bool new)
 	 */
 	ctrl->ctrl.max_segments = ctrl->max_fr_pages;
 	ctrl->ctrl.max_hw_sectors = ctrl->max_fr_pages <<
-				    (ilog2(SZ_4K) - SECTOR_SHIFT);
+				    NRP_SECTORS_PER_PAGE_SHIFT;
 	ctrl->ctrl.max_integrity_segments = 0;
 
 	nvme_start_admin_queue(&ctrl->ctrl);
@@ -195,11 +195,6 @@ static int nrp_configure_admin_queue(struct nrp_ctrl *ctrl, bool new)
 	ret = nvme_init_ctrl_finish(&ctrl->ctrl);
 	if (ret)
 		goto out_quiesce;
-
-	/* sizes the MRs of the I/O queues, which are built next */
-	ctrl->io_fr_pages = min_t(u32, ctrl->max_fr_pages,
-				  ctrl->ctrl.max_hw_sectors >>
-				  (ilog2(SZ_4K) - SECTOR_SHIFT));
 	return 0;
 
 out_quiesce:

@@ -112,16 +112,17 @@ u32 nrp_max_fr_pages(struct ib_device *ibdev)
 
 /*
  * Page-list length of the MRs of @queue's pool. The admin queue is built
- * before Identify and takes what the device allows; the I/O queues come
- * after it, when the core has lowered the transfer size to the target's
- * MDTS, and need no MR longer than that.
+ * before Identify and takes what the device allows; the I/O queues are
+ * always built after it, when the core has lowered max_hw_sectors to the
+ * target's MDTS, and need no MR longer than that.
  */
 static u32 nrp_queue_mr_pages(struct nrp_queue *queue, struct ib_device *ibdev)
 {
 	u32 pages = nrp_max_fr_pages(ibdev);
 
-	if (nrp_qid(queue) && queue->ctrl->io_fr_pages)
-		pages = min(pages, queue->ctrl->io_fr_pages);
+	if (nrp_qid(queue))
+		pages = min(pages, queue->ctrl->ctrl.max_hw_sectors >>
+				   NRP_SECTORS_PER_PAGE_SHIFT);
 	return pages + 1;
 }
 

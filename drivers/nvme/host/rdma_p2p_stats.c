@@ -119,8 +119,6 @@ static int nrp_limits_show(struct seq_file *m, void *unused)
 	seq_printf(m, "fr_pages_ceiling %u\n", NRP_FR_PAGES_CEILING);
 	seq_printf(m, "max_fr_pages %u\n", READ_ONCE(ctrl->max_fr_pages));
 	seq_printf(m, "max_hw_sectors %u\n", READ_ONCE(ctrl->ctrl.max_hw_sectors));
-	seq_printf(m, "max_segments %u\n", READ_ONCE(ctrl->ctrl.max_segments));
-	seq_printf(m, "io_fr_pages %u\n", READ_ONCE(ctrl->io_fr_pages));
 	seq_printf(m, "admin_mr_pages %u\n", READ_ONCE(ctrl->queues[0].mr_pages));
 	seq_printf(m, "io_mr_pages %u\n", io_mr_pages);
 	return 0;
