@@ -236,6 +236,17 @@ nrp_connect() {
 	NRP_CTRL=$ctrl
 }
 
+# Connect through /dev/nvme-fabrics with options nvme-cli cannot pass;
+# $1: the options after transport and nqn. The controller is left in
+# NRP_CTRL.
+nrp_connect_raw() {
+	local out
+	out=$(nrp_fabrics_write "transport=$NRP_TRANSPORT,nqn=$NRP_SUBNQN,$1") ||
+		nrp_fail "connect $1 failed: $out"
+	nrp_cleanup_push nrp_disconnect_all
+	NRP_CTRL=nvme$(echo "$out" | sed -n 's/.*instance=\([0-9]*\).*/\1/p')
+}
+
 # First live controller (nvmeX) of a subsystem NQN.
 nrp_ctrl_of_subsys() {
 	local c
@@ -301,10 +312,24 @@ nrp_wait_gone() {
 # Is controller nvmeX driven by our module? (ours has a debugfs directory)
 nrp_ctrl_is_ours() { [ -d "$NRP_DEBUGFS/$1" ]; }
 
+# The value of line "$3 VALUE" of debugfs file $2 of controller $1.
+nrp_debugfs_value() {
+	awk -v k="$3" '$1 == k { print $2; f = 1 } END { if (!f) print "missing" }' \
+		"$NRP_DEBUGFS/$1/$2" 2>/dev/null || echo missing
+}
+
 # One counter of controller $1.
-nrp_stat() {
-	awk -v k="$2" '$1 == k { print $2; f = 1 } END { if (!f) print "missing" }' \
-		"$NRP_DEBUGFS/$1/stats" 2>/dev/null || echo missing
+nrp_stat() { nrp_debugfs_value "$1" stats "$2"; }
+
+# Snapshot of the counters of NRP_CTRL, for nrp_delta.
+nrp_snap() { _nrp_snap=$(cat "$NRP_DEBUGFS/$NRP_CTRL/stats"); }
+
+# How much counter $1 of NRP_CTRL grew since nrp_snap.
+nrp_delta() {
+	local before now
+	before=$(echo "$_nrp_snap" | awk -v k="$1" '$1 == k { print $2 }')
+	now=$(nrp_stat "$NRP_CTRL" "$1")
+	echo $((now - before))
 }
 
 # Fail unless $2 (what was measured) equals $3 (what must be); $1 names it.

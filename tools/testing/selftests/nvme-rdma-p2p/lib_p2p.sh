@@ -133,21 +133,10 @@ nrp_p2p_ns() {
 	return 1
 }
 
-# Snapshot of the counters of NRP_CTRL, for nrp_p2p_delta.
-nrp_p2p_snap() { _nrp_snap=$(cat "$NRP_DEBUGFS/$NRP_CTRL/stats"); }
-
-# How much counter $1 grew since nrp_p2p_snap.
-nrp_p2p_delta() {
-	local before now
-	before=$(echo "$_nrp_snap" | awk -v k="$1" '$1 == k { print $2 }')
-	now=$(nrp_stat "$NRP_CTRL" "$1")
-	echo $((now - before))
-}
-
-# Counter $1 grew by exactly $2 since nrp_p2p_snap ($3: what it means).
+# Counter $1 grew by exactly $2 since nrp_snap ($3: what it means).
 nrp_p2p_expect() {
 	local got
-	got=$(nrp_p2p_delta "$1")
+	got=$(nrp_delta "$1")
 	[ "$got" = "$2" ] || nrp_fail "${3:-$1}: $1 grew by $got, expected $2"
 }
 
@@ -168,7 +157,7 @@ nrp_p2p_ckpt() {
 nrp_p2p_ckpt_exact() {
 	local bytes=$1 bios segs data
 	shift
-	nrp_p2p_snap
+	nrp_snap
 	nrp_p2p_ckpt --size "$bytes" "$@"
 	nrp_p2p_expect p2p_bytes_mapped $((2 * bytes)) "checkpoint of $bytes bytes"
 	nrp_p2p_expect host_bytes_mapped 0 "checkpoint of $bytes bytes (nothing bounces)"
@@ -177,9 +166,9 @@ nrp_p2p_ckpt_exact() {
 	bios=$(echo "$NRP_CKPT_OUT" | awk '/^(write|read) .* bios/ {
 		for (i = 1; i < NF; i++) if ($(i + 1) ~ /^bios/) n += $i } END { print n + 0 }')
 	# commands with data, whichever way it was described
-	data=$(($(nrp_p2p_delta frwr_registrations) + $(nrp_p2p_delta inline_writes) +
-		$(nrp_p2p_delta global_rkey_mappings)))
-	segs=$(nrp_p2p_delta p2p_segments_mapped)
+	data=$(($(nrp_delta frwr_registrations) + $(nrp_delta inline_writes) +
+		$(nrp_delta global_rkey_mappings)))
+	segs=$(nrp_delta p2p_segments_mapped)
 	# a bio may be split into several commands, never merged with another
 	[ "$data" -ge "$bios" ] || nrp_fail "$bios bios but only $data data commands"
 	[ "$segs" -ge "$data" ] || nrp_fail "$data data commands but $segs P2P segments"

@@ -44,8 +44,9 @@ echo "keep-alive: $ka commands in 12 s idle at keep_alive_tmo=4, $ctrl live"
 cmds=$(nrp_stat "$ctrl" commands) data=$(nrp_data_cmds "$ctrl")
 out=$(nvme flush "$dev" 2>&1) || nrp_fail "nvme flush failed: $out"
 [ "$(nrp_data_cmds "$ctrl")" = "$data" ] || nrp_fail "the flush was mapped as a data command"
-[ $(($(nrp_stat "$ctrl" commands) - cmds)) -ge 1 ] || nrp_fail "the flush sent no command"
-echo "flush: zero-length command, $(($(nrp_stat "$ctrl" commands) - cmds)) command(s), no mapping"
+cmds=$(($(nrp_stat "$ctrl" commands) - cmds))
+[ "$cmds" -ge 1 ] || nrp_fail "the flush sent no command"
+echo "flush: zero-length command, $cmds command(s), no mapping"
 
 # Asynchronous events: the target announces namespace changes.
 nrp_backing_dev ram 16

@@ -15,16 +15,12 @@ hostid=6f2c1d9e-51a4-4b8e-9d0a-2f6a7c3e8b11
 
 attr() { cat "/sys/class/nvme/$ctrl/$1"; }
 expect() { # ATTRIBUTE WANT
-	[ "$(attr "$1")" = "$2" ] || nrp_fail "$ctrl ($opts): $1 reads '$(attr "$1")', expected '$2'"
+	[ "$(attr "$1")" = "$2" ] || nrp_fail "$ctrl ($copts): $1 reads '$(attr "$1")', expected '$2'"
 }
 connect_raw() { # OPTIONS (beyond transport and nqn)
-	local out
-	opts=$1
-	out=$(nrp_fabrics_write "transport=$NRP_TRANSPORT,nqn=$NRP_SUBNQN,$opts") ||
-		nrp_fail "connect $opts failed: $out"
-	ctrl=nvme$(echo "$out" | sed -n 's/.*instance=\([0-9]*\).*/\1/p')
-	nrp_cleanup_push nrp_disconnect_all
-	nrp_wait_state "$ctrl" 10 || nrp_fail "$ctrl ($opts) is $(nrp_ctrl_state "$ctrl")"
+	copts=$1
+	nrp_connect_raw "$copts"; ctrl=$NRP_CTRL
+	nrp_wait_state "$ctrl" 10 || nrp_fail "$ctrl ($copts) is $(nrp_ctrl_state "$ctrl")"
 }
 
 # a bare connect: the fabrics defaults
@@ -89,9 +85,8 @@ nrp_must nvme disconnect -n "$NRP_SUBNQN"
 nrp_assert_no_ctrls
 
 # fast_io_fail_tmo: I/O fails after 2 s, long before ctrl_loss_tmo (60 s)
-out=$(nrp_fabrics_write "$opts,reconnect_delay=1,ctrl_loss_tmo=60,fast_io_fail_tmo=2") ||
-	nrp_fail "connect with fast_io_fail_tmo failed: $out"
-ctrl=nvme$(echo "$out" | sed -n 's/.*instance=\([0-9]*\).*/\1/p')
+nrp_connect_raw "traddr=$NRP_TGT_IP4,trsvcid=$NRP_PORT,reconnect_delay=1,ctrl_loss_tmo=60,fast_io_fail_tmo=2"
+ctrl=$NRP_CTRL
 dev=$(nrp_ns_dev "$ctrl") || nrp_fail "no namespace"
 rm "$cfs/ports/1/subsystems/$NRP_SUBNQN"
 t0=$(date +%s)

@@ -11,11 +11,6 @@
 #    I/O skips registration altogether.
 . "$(dirname "$0")/lib.sh"
 
-declare -A base
-snap() { local k; for k in "$@"; do base[$k]=$(nrp_stat "$ctrl" "$k"); done; }
-delta() { echo $(($(nrp_stat "$ctrl" "$1") - ${base[$1]})); }
-counters="frwr_registrations remote_invalidations local_invalidations global_rkey_mappings inline_writes"
-
 nrp_std_setup 64
 nrp_connect; ctrl=$NRP_CTRL
 dev=$(nrp_ns_dev "$ctrl") || nrp_fail "no namespace"
@@ -27,12 +22,12 @@ nrp_expect "remote_invalidate by default" "$(cat "$knob")" Y
 frwr_round() {
 	local how=$1 other=remote frwr
 	[ "$how" = remote ] && other=local
-	snap $counters
+	nrp_snap
 	nrp_fio_verify "$dev" --ioengine=libaio --rw=randwrite --bs=64k --iodepth=8 --size=8m
-	frwr=$(delta frwr_registrations)
+	frwr=$(nrp_delta frwr_registrations)
 	[ "$frwr" -ge 256 ] || nrp_fail "only $frwr FRWR commands for 128 writes and 128 reads of 64 KiB"
-	nrp_expect "$how invalidations" "$(delta "${how}_invalidations")" "$frwr"
-	nrp_expect "$other invalidations" "$(delta "${other}_invalidations")" 0
+	nrp_expect "$how invalidations" "$(nrp_delta "${how}_invalidations")" "$frwr"
+	nrp_expect "$other invalidations" "$(nrp_delta "${other}_invalidations")" 0
 	echo "$how invalidation: $frwr FRWR commands, each ended that way"
 }
 
@@ -48,10 +43,10 @@ nrp_load_ours "$NRP_TRANSPORT" register_always=N
 nrp_connect; ctrl=$NRP_CTRL
 dev=$(nrp_ns_dev "$ctrl") || nrp_fail "no namespace"
 nrp_fio_verify "$dev" --ioengine=libaio --rw=write --bs=4k --iodepth=8 --size=4m --do_verify=0
-snap $counters
+nrp_snap
 nrp_fio_verify "$dev" --ioengine=libaio --rw=read --bs=4k --iodepth=8 --size=4m --verify_only=1
-nrp_expect "global-rkey reads of 4 KiB" "$(delta global_rkey_mappings)" 1024
-nrp_expect "FRWR for them" "$(delta frwr_registrations)" 0
+nrp_expect "global-rkey reads of 4 KiB" "$(nrp_delta global_rkey_mappings)" 1024
+nrp_expect "FRWR for them" "$(nrp_delta frwr_registrations)" 0
 echo "register_always=N: 1024 reads of 4 KiB by the global rkey, no registration"
 nrp_fio_verify "$dev" --ioengine=libaio --rw=randrw --bs=256k --iodepth=8 --size=16m
 echo "register_always=N: 256 KiB randrw verified"

@@ -10,10 +10,7 @@
 # NRP_RDMA_TYPE=siw to see the other side.
 . "$(dirname "$0")/lib.sh"
 
-limit() { # NAME
-	awk -v k="$1" '$1 == k { print $2; f = 1 } END { if (!f) print "missing" }' \
-		"$NRP_DEBUGFS/$ctrl/limits"
-}
+limit() { nrp_debugfs_value "$ctrl" limits "$1"; }
 min() { echo $(($1 < $2 ? $1 : $2)); }
 
 type=${NRP_RDMA_TYPE:-rxe}

@@ -15,7 +15,7 @@ echo "$NRP_CTRL: $n namespaces, $hwq hardware queues, $cpus CPUs"
 [ "$cpus" -lt 2 ] || [ "$hwq" -ge 2 ] || nrp_fail "$cpus CPUs but $hwq hardware queues"
 
 size=$((32 << 20))
-nrp_p2p_snap
+nrp_snap
 pids=()
 for ((i = 0; i < n; i++)); do
 	ns=$(nrp_p2p_ns $((i + 1))) || nrp_fail "no block device for namespace $((i + 1))"
@@ -37,7 +37,7 @@ echo "$n concurrent checkpoints on $hwq queues: byte-exact, p2p_bytes_mapped +$(
 # Mixed: every other page of each request comes from host memory. The
 # request is served; each byte is counted by the kind of page it was in.
 size=$((8 << 20))
-nrp_p2p_snap
+nrp_snap
 nrp_p2p_ckpt --size $size --chunk 1M --qd 4 --mix
 nrp_p2p_expect p2p_bytes_mapped $size "mixed requests (half the pages are P2P)"
 nrp_p2p_expect host_bytes_mapped $size "mixed requests (half the pages are host memory)"
@@ -48,7 +48,7 @@ echo "mixed P2P and host pages in one request: served, split by kind"
 
 # Bounce: the same bytes through host pages only; nothing of it is P2P,
 # and the CPU copies every byte both ways.
-nrp_p2p_snap
+nrp_snap
 nrp_p2p_ckpt --size $size --chunk 1M --qd 4 --bounce
 nrp_p2p_expect p2p_bytes_mapped 0 "bounced checkpoint"
 nrp_p2p_expect host_bytes_mapped $((2 * size)) "bounced checkpoint"

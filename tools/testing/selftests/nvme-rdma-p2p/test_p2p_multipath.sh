@@ -31,7 +31,7 @@ rc=$?
 [ $rc = 3 ] || nrp_fail "a P2P checkpoint to the head disk: exit $rc, expected 3 (refused): $out"
 echo "the head disk does not advertise P2PDMA: the submitter refuses (exit 3)"
 
-nrp_p2p_snap
+nrp_snap
 nrp_p2p_ckpt --size 8M --chunk 1M --qd 4 --force
 nrp_p2p_expect p2p_bytes_mapped $((16 << 20)) "a forced checkpoint through the head"
 nrp_p2p_expect host_bytes_mapped 0 "a forced checkpoint through the head"

@@ -82,9 +82,9 @@ nrp_must nvme connect -t tcp -a "$NRP_TGT_IP4" -s $REX_PORT -n $REX_NQN
 nrp_cleanup_push "nvme disconnect -n $REX_NQN"
 tcp_ctrl=$(nrp_ctrl_of_subsys $REX_NQN) || nrp_fail "no controller for $REX_NQN"
 tcp_ns=$(nrp_ns_dev "$tcp_ctrl") || nrp_fail "no namespace on $tcp_ctrl"
-nrp_p2p_snap
+nrp_snap
 nrp_fio_verify "$tcp_ns" --rw=randwrite --bs=16k --size=16M --iodepth=8 --ioengine=libaio
-moved=$(nrp_p2p_delta host_bytes_mapped)
+moved=$(nrp_delta host_bytes_mapped)
 [ "$moved" -ge $((32 << 20)) ] || nrp_fail "the re-export moved only $moved bytes through $NRP_CTRL"
 echo "nvme-tcp -> nvmet -> $NRP_NS -> nvme-rdma-p2p: fio verify clean, $((moved >> 20)) MiB through $NRP_CTRL"
 nrp_pass

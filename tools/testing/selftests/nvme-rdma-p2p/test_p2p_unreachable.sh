@@ -12,7 +12,7 @@ nrp_p2p_setup 64 0
 ns=$(basename "$NRP_NS")
 
 # The submitter checks the queue flag: exit 3, not a command sent.
-nrp_p2p_snap
+nrp_snap
 out=$("$NRP_P2P_TOOL" --gpu "$NRP_GPU" --dev "$NRP_NS" --size 1M --stats none 2>&1)
 rc=$?
 [ $rc = 3 ] || nrp_fail "checkpoint to a non-P2P controller: exit $rc, expected 3 (refused): $out"
@@ -29,7 +29,7 @@ echo "without the P2PDMA queue flag the submitter refuses: exit 3, no data comma
 # Forced: every request fails on its own with -EREMOTEIO.
 for how in "" --mix; do
 	nrp_dmesg_mark
-	nrp_p2p_snap
+	nrp_snap
 	out=$("$NRP_P2P_TOOL" --gpu "$NRP_GPU" --dev "$NRP_NS" --size 1M --chunk 256K \
 		--qd 1 --force $how --stats none 2>&1)
 	rc=$?
@@ -48,10 +48,10 @@ for how in "" --mix; do
 done
 
 # The queues are unharmed: host-memory I/O verifies.
-nrp_p2p_snap
+nrp_snap
 nrp_fio_verify "$NRP_NS" --rw=randwrite --bs=64k --size=8M --iodepth=8 --ioengine=libaio
 nrp_p2p_expect recoveries 0
-[ "$(nrp_p2p_delta host_bytes_mapped)" -ge $((16 << 20)) ] ||
-	nrp_fail "fio moved only $(nrp_p2p_delta host_bytes_mapped) host bytes"
+[ "$(nrp_delta host_bytes_mapped)" -ge $((16 << 20)) ] ||
+	nrp_fail "fio moved only $(nrp_delta host_bytes_mapped) host bytes"
 echo "fio verify on $ns afterwards: clean"
 nrp_pass

@@ -37,10 +37,8 @@ nrp_dmesg_mark
 
 # fast_io_fail_tmo=4: I/O fails, the controller stays.
 # (nvme-cli 2.3 has no option for fast_io_fail_tmo)
-out=$(nrp_fabrics_write "transport=$NRP_TRANSPORT,traddr=$NRP_TGT_IP4,trsvcid=$NRP_PORT,nqn=$NRP_SUBNQN,reconnect_delay=1,ctrl_loss_tmo=300,fast_io_fail_tmo=4,keep_alive_tmo=5") ||
-	nrp_fail "connect with fast_io_fail_tmo failed: $out"
-nrp_cleanup_push nrp_disconnect_all
-ctrl=nvme$(echo "$out" | sed -n 's/.*instance=\([0-9]*\).*/\1/p')
+nrp_connect_raw "traddr=$NRP_TGT_IP4,trsvcid=$NRP_PORT,reconnect_delay=1,ctrl_loss_tmo=300,fast_io_fail_tmo=4,keep_alive_tmo=5"
+ctrl=$NRP_CTRL
 dev=$(nrp_ns_dev "$ctrl") || nrp_fail "no namespace"
 dd_start "$dev"
 sleep 2

@@ -11,18 +11,20 @@
 
 nrp_pair_host_setup
 nrp_dmesg_mark
+bound() { # WHEN
+	grep -q "host_traddr=$NRP_HOST_IP4" "/sys/class/nvme/$ctrl/address" ||
+		nrp_fail "$1: address lacks host_traddr: $(cat "/sys/class/nvme/$ctrl/address")"
+}
 nrp_connect --reconnect-delay=1 --ctrl-loss-tmo=300 --keep-alive-tmo=5 \
 	--host-traddr="$NRP_HOST_IP4"; ctrl=$NRP_CTRL
-grep -q "host_traddr=$NRP_HOST_IP4" "/sys/class/nvme/$ctrl/address" ||
-	nrp_fail "address lacks host_traddr: $(cat "/sys/class/nvme/$ctrl/address")"
+bound "after connect"
 dev=$(nrp_ns_dev "$ctrl") || nrp_fail "no namespace"
 
 nrp_pair_fault_io "$ctrl" "$dev" "target port-off" "target port-on" 8
 echo "port restart: $NRP_FAULT_REPORT"
 nrp_pair_fault_io "$ctrl" "$dev" "target nvmet-stop" "target nvmet-start" 8
 echo "nvmet-rdma restart: $NRP_FAULT_REPORT"
-grep -q "host_traddr=$NRP_HOST_IP4" "/sys/class/nvme/$ctrl/address" ||
-	nrp_fail "host_traddr lost across reconnects: $(cat "/sys/class/nvme/$ctrl/address")"
+bound "after the reconnects"
 echo "bound to host_traddr=$NRP_HOST_IP4 throughout"
 
 nrp_must nvme disconnect -n "$NRP_SUBNQN"
