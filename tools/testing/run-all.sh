@@ -7,8 +7,9 @@
 #
 # TEST names in-guest tests (e.g. module_load); default: all of them. The
 # transport tests run a second time over siw on the kernels of
-# NRP_SIW_KERNELS (default "p2p"; empty for none). The test_pair_* tests run in two guests joined by a link (tools/vm/run-pair.sh)
-# on the kernels of NRP_PAIR_KERNELS (default "stock p2p"; empty for none).
+# NRP_SIW_KERNELS (default "p2p"; empty for none). The test_pair_* tests
+# run in two guests joined by a link (tools/vm/run-pair.sh) on the kernels
+# of NRP_PAIR_KERNELS (default "stock p2p"; empty for none).
 set -uo pipefail
 . "$(dirname "$0")/../vm/lib.sh"
 
@@ -101,13 +102,32 @@ for t in "$NRP_TOP"/tools/testing/host/test_*.sh; do
 	esac
 done
 
+# One guest boot of kernel $2 runs a command of the in-guest suite; its TAP
+# lines and the boot itself become the results $1/...
+suite_run() { # TAG KERNEL [run-guest.sh options] -- COMMAND...
+	local tag=$1 k=$2 grc
+	shift 2
+	"$NRP_TOP/tools/vm/run-guest.sh" --kernel "$k" --out "$out/guest-$tag" \
+		--timeout "${NRP_GUEST_TIMEOUT:-2400}" "$@" 2>"$out/guest-$tag.log"
+	grc=$?
+	tap_results "$tag" "$out/guest-$tag/output.txt"
+	boot_results "$tag" "$out/guest-$tag" "$grc"
+}
+
+# The tests named on the command line, as run_tests.sh names them.
+named=()
+for t in "$@"; do
+	t=${t%.sh}
+	named+=("${t#test_}")
+done
+
 # One guest boot per kernel runs the whole in-guest suite.
 foreign=
 for k in $kernels; do
 	# test_pair_* run in the guest pair below
 	tests=()
-	for t in "$@"; do
-		case ${t#test_} in pair_*) ;; *) tests+=("$t") ;; esac
+	for t in "${named[@]}"; do
+		case $t in pair_*) ;; *) tests+=("$t") ;; esac
 	done
 	[ $# -gt 0 ] && [ ${#tests[@]} = 0 ] && continue
 	# the module built for another kernel, to check that loading it is refused
@@ -121,18 +141,12 @@ for k in $kernels; do
 		result fail "$k/build-foreign-module" "see $out/build-$other.log"
 		foreign=
 	fi
-	gout=$out/guest-$k
 	nrp_log "guest $k: running the in-guest suite"
-	tools=$NRP_TOP/tools/testing/selftests/nvme-rdma-p2p
 	if [ "$k" = debug ] && [ $# = 0 ] && [ "$debug_tests" != all ]; then
 		read -ra tests <<<"$debug_tests"
 	fi
-	"$NRP_TOP/tools/vm/run-guest.sh" --kernel "$k" --out "$gout" \
-		--timeout "${NRP_GUEST_TIMEOUT:-2400}" --foreign-ko "$foreign" \
-		-- "$tools/run_tests.sh" "${tests[@]}" 2>"$out/guest-$k.log"
-	grc=$?
-	tap_results "$k" "$gout/output.txt"
-	boot_results "$k" "$gout" "$grc"
+	suite_run "$k" "$k" --foreign-ko "$foreign" \
+		-- tools/testing/selftests/nvme-rdma-p2p/run_tests.sh "${tests[@]}"
 done
 
 # The transport tests once more over siw (soft iWARP), on the kernels of
@@ -147,27 +161,16 @@ siw_all=(connect connect_all connect_options bad_input admin_commands fio_verify
 	teardown_live)
 siw_tests=()
 for t in "${siw_all[@]}"; do
-	if [ $# = 0 ]; then
+	if [ $# = 0 ] || [[ " ${named[*]} " == *" $t "* ]]; then
 		siw_tests+=("$t")
-		continue
 	fi
-	for n in "$@"; do
-		n=${n%.sh}
-		[ "${n#test_}" = "$t" ] && siw_tests+=("$t")
-	done
 done
 for k in $kernels; do
 	[ ${#siw_tests[@]} -gt 0 ] || break
 	case " $siw_kernels " in *" $k "*) ;; *) continue ;; esac
-	gout=$out/guest-$k-siw
 	nrp_log "guest $k: the transport tests over siw"
-	"$NRP_TOP/tools/vm/run-guest.sh" --kernel "$k" --out "$gout" \
-		--timeout "${NRP_GUEST_TIMEOUT:-2400}" \
-		-- NRP_RDMA_TYPE=siw tools/testing/selftests/nvme-rdma-p2p/run_tests.sh \
-		"${siw_tests[@]}" 2>"$out/guest-$k-siw.log"
-	grc=$?
-	tap_results "$k-siw" "$gout/output.txt"
-	boot_results "$k-siw" "$gout" "$grc"
+	suite_run "$k-siw" "$k" \
+		-- NRP_RDMA_TYPE=siw tools/testing/selftests/nvme-rdma-p2p/run_tests.sh "${siw_tests[@]}"
 done
 
 # Two guests joined by an Ethernet link (tools/vm/run-pair.sh): link loss,
@@ -185,9 +188,8 @@ pair_tests=()
 if [ $# = 0 ]; then
 	pair_tests=("${pair_all[@]}")
 else
-	for t in "$@"; do
-		t=${t%.sh}
-		case ${t#test_} in pair_*) pair_tests+=("${t#test_}") ;; esac
+	for t in "${named[@]}"; do
+		case $t in pair_*) pair_tests+=("$t") ;; esac
 	done
 fi
 for k in $kernels; do
