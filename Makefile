@@ -8,9 +8,10 @@
 #   make check            the whole test suite in QEMU guests
 #   make demo             boot a guest and write a verified checkpoint
 #
-# KDIR defaults to the running kernel's build tree, else the headers of
-# Debian's stock kernel (package linux-headers-amd64). The nvme host's
-# private headers come from KSRC, else /usr/src/linux-source-X.Y.tar.xz,
+# KDIR defaults to the running kernel's build tree, else the installed
+# headers of Debian's stock 6.1 kernel that match linux-source-6.1, found by
+# scripts/kernel-series.sh: the rule tools/setup.sh installs by. The nvme
+# host's private headers come from KSRC, else /usr/src/linux-source-X.Y.tar.xz,
 # and must be the same version as KDIR.
 
 TOP := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
@@ -19,8 +20,7 @@ ifeq ($(KDIR),)
 KDIR := $(wildcard /lib/modules/$(shell uname -r)/build)
 endif
 ifeq ($(KDIR),)
-KDIR := $(shell dpkg-query -W -f='$${Depends}' linux-headers-amd64 2>/dev/null | \
-	sed -n 's|^\(linux-headers-[^ ,]*\).*|/usr/src/\1|p')
+KDIR := $(shell $(TOP)/scripts/kernel-series.sh kdir 6.1 2>/dev/null)
 endif
 KSRC ?=
 

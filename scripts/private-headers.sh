@@ -16,7 +16,7 @@ unset MAKEFLAGS MFLAGS MAKELEVEL
 die() { echo "nvme-rdma-p2p: $*" >&2; exit 1; }
 
 [ -n "$kdir" ] && [ -f "$kdir/Makefile" ] && [ -f "$kdir/include/generated/utsrelease.h" ] ||
-	die "KDIR='$kdir' is not a configured kernel build tree (install linux-headers-amd64, or pass KDIR=/path/to/kernel/build)"
+	die "KDIR='$kdir' is not a configured kernel build tree (run tools/setup.sh to install Debian's stock headers, or pass KDIR=/path/to/kernel/build)"
 
 kver=$(make -s -C "$kdir" kernelversion 2>/dev/null) ||
 	die "cannot read the kernel version of KDIR='$kdir'"

@@ -3,32 +3,64 @@
 # Install what building and testing nvme-rdma-p2p needs on Debian 12, and
 # build (or reuse) the cached P2PDMA guest kernel. Safe to run again.
 #
-#   tools/setup.sh [--with-debug-kernel]
+#   tools/setup.sh [--no-kernel] [--with-debug-kernel]
+#
+# --no-kernel installs the packages only (make check times each guest
+# kernel build as a part of its own).
+#
+# The stock kernel is not pinned: scripts/kernel-series.sh names the newest
+# image and headers of the series whose version is that of linux-source,
+# and the Makefile's default KDIR is found by the same script.
 set -euo pipefail
 . "$(dirname "$0")/vm/lib.sh"
 
-pkgs=(make gcc bc flex bison libelf-dev libssl-dev dwarves cpio xz-utils kmod
-      file sparse perl python3
-      "linux-image-$NRP_STOCK_KVER" "linux-headers-$NRP_STOCK_KVER" linux-source-6.1
-      qemu-system-x86 busybox-static
-      nvme-cli rdma-core ibverbs-utils iproute2 fio e2fsprogs xfsprogs)
-
-missing=()
-for p in "${pkgs[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
-		missing+=("$p")
+start=$SECONDS
+build=(p2p)
+for a in "$@"; do
+	case $a in
+	--no-kernel)		build=() ;;
+	--with-debug-kernel)	build+=(debug) ;;
+	*)			nrp_die "unknown option $a" ;;
+	esac
 done
-if [ ${#missing[@]} -gt 0 ]; then
-	sudo=
-	[ "$(id -u)" = 0 ] || sudo=sudo
-	nrp_log "installing: ${missing[*]}"
-	$sudo apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
-		--no-install-recommends "${missing[@]}" >/dev/null
-fi
+tools=(make gcc bc flex bison libelf-dev libssl-dev dwarves cpio xz-utils kmod
+       file sparse perl python3 qemu-system-x86 busybox-static
+       nvme-cli rdma-core ibverbs-utils iproute2 fio e2fsprogs xfsprogs)
 
-"$NRP_TOP/tools/vm/build-kernel.sh" p2p >/dev/null
-if [ "${1:-}" = --with-debug-kernel ]; then
-	"$NRP_TOP/tools/vm/build-kernel.sh" debug >/dev/null
+# The packages not installed at the version wanted, from the apt lists as
+# they are now.
+wanted() {
+	local rel srcver p
+	rel=$("$NRP_TOP/scripts/kernel-series.sh" candidate "$NRP_SERIES") || return 1
+	srcver=$(apt-cache policy "linux-source-$NRP_SERIES" | awk '/Candidate:/ { print $2 }')
+	for p in "${tools[@]}" "linux-image-$rel" "linux-headers-$rel"; do
+		dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null | grep -q '^ii' ||
+			echo "$p"
+	done
+	# the source must move with the headers: the private headers come from it
+	[ "$(dpkg-query -W -f='${db:Status-Abbrev}${Version}' "linux-source-$NRP_SERIES" 2>/dev/null)" = "ii $srcver" ] ||
+		echo "linux-source-$NRP_SERIES"
+}
+
+sudo=
+[ "$(id -u)" = 0 ] || sudo=sudo
+missing=$(wanted 2>/dev/null) || missing=unknown
+if [ -n "$missing" ]; then
+	# whatever is missing, resolve it against fresh package lists
+	$sudo apt-get update -qq
+	missing=$(wanted) || nrp_die "cannot resolve the packages to install"
 fi
-nrp_log "setup done"
+if [ -n "$missing" ]; then
+	nrp_log "installing:" $missing
+	# INITRD=No: the kernel image is for guests, which boot with an
+	# initramfs of our own; the host's initramfs hook would only cost time.
+	# shellcheck disable=SC2086
+	$sudo env DEBIAN_FRONTEND=noninteractive INITRD=No apt-get install -y -qq \
+		--no-install-recommends $missing >/dev/null
+fi
+nrp_log "packages ready in $((SECONDS - start)) s (stock kernel $("$NRP_TOP/scripts/kernel-series.sh" installed "$NRP_SERIES"))"
+
+for k in "${build[@]}"; do
+	"$NRP_TOP/tools/vm/build-kernel.sh" "$k" >/dev/null
+done
+nrp_log "setup done in $((SECONDS - start)) s"

@@ -4,23 +4,27 @@
 
 NRP_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 NRP_CACHE=${NRP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nvme-rdma-p2p}
-NRP_SRC_TARBALL=${NRP_SRC_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
-NRP_STOCK_KVER=${NRP_STOCK_KVER:-6.1.0-57-amd64}
+# The Debian stock kernel the stock guest boots and the module builds for by
+# default: whatever scripts/kernel-series.sh finds installed (the set-up
+# installs the newest one of the series), so no release is pinned here.
+NRP_SERIES=${NRP_SERIES:-6.1}
+NRP_SRC_TARBALL=${NRP_SRC_TARBALL:-/usr/src/linux-source-$NRP_SERIES.tar.xz}
+NRP_STOCK_KVER=${NRP_STOCK_KVER:-$("$NRP_TOP/scripts/kernel-series.sh" installed "$NRP_SERIES" 2>/dev/null)}
 
 nrp_die() { echo "error: $*" >&2; exit 1; }
 nrp_log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
 
 # Debian package version of the kernel source tarball (6.1.192-3).
 nrp_src_pkgver() {
-	dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null ||
-		nrp_die "linux-source-6.1 is not installed (apt-get install linux-source-6.1)"
+	dpkg-query -W -f='${Version}' "linux-source-$NRP_SERIES" 2>/dev/null ||
+		nrp_die "linux-source-$NRP_SERIES is not installed (run tools/setup.sh)"
 }
 
 # Extract the whole source tree once; guest kernels and private headers use it.
 nrp_src_tree() {
 	local ver dir
 	ver=$(nrp_src_pkgver) || exit 1
-	dir=$NRP_CACHE/src/linux-source-6.1-$ver
+	dir=$NRP_CACHE/src/linux-source-$NRP_SERIES-$ver
 	if [ ! -e "$dir/.extracted" ]; then
 		[ -r "$NRP_SRC_TARBALL" ] || nrp_die "$NRP_SRC_TARBALL missing"
 		nrp_log "extracting $NRP_SRC_TARBALL to $dir"

@@ -2,7 +2,6 @@
 # SPDX-License-Identifier: GPL-2.0
 # Plain "make" in a fresh tree builds the module for Debian's stock kernel.
 . "$(dirname "$0")/lib.sh"
-[ -d "$STOCK_KDIR" ] || skip "linux-headers-$NRP_STOCK_KVER not installed"
 t=$(scratch_tree)
 trap 'rm -rf "$t"' EXIT
 make -C "$t" >"$t/build.log" 2>&1 || { tail -n 30 "$t/build.log"; fail "make failed"; }

@@ -1,0 +1,76 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Which Debian stock kernel of a series (6.1, 6.12, ...) to build and test
+# against. The one rule that both the set-up (what to install) and the
+# Makefile (which KDIR to build with) follow, so the two cannot drift apart:
+# the flavour is "amd64" (not cloud, not rt), and headers, image and
+# linux-source-SERIES must be the same package version, because the private
+# nvme headers come from that source.
+#
+#   scripts/kernel-series.sh candidate SERIES  newest release apt can install
+#                                              with a matching linux-source
+#   scripts/kernel-series.sh installed SERIES  release whose headers are
+#                                              installed (the one matching the
+#                                              installed linux-source first)
+#   scripts/kernel-series.sh kdir [SERIES]     its build tree (default 6.1)
+#
+# A release is printed like "6.1.0-57-amd64" or "6.12.117+deb12-amd64".
+# Nothing is pinned: security updates replace kernels, and this follows.
+# Exit 1, with a one-line reason on stderr, when there is none.
+set -u
+
+die() { echo "nvme-rdma-p2p: $*" >&2; exit 1; }
+
+cmd=${1:-}
+series=${2:-6.1}
+case "$series" in
+[0-9]*.[0-9]*) ;;
+*) die "kernel series '$series' is not of the form 6.1 or 6.12" ;;
+esac
+re="^linux-headers-${series//./\\.}\\.[0-9]+(-[0-9]+|\\+deb[0-9]+)-amd64\$"
+
+# "PACKAGE VERSION" lines on stdin: the release of the headers package whose
+# version is $1, else (when $1 is empty or none matches) of the newest one.
+pick() {
+	awk -v want="$1" -v re="$re" '
+		$1 ~ re && $2 != "(none)" {
+			rel = substr($1, length("linux-headers-") + 1)
+			if ($2 == want) exact = rel
+			print $2, rel
+		}
+		END { if (exact != "") print "~exact", exact }' |
+		sort -V | awk '$1 == "~exact" { e = $2 } { last = $2 } END { print (e != "" ? e : last) }'
+}
+
+case "$cmd" in
+candidate)
+	srcver=$(apt-cache policy "linux-source-$series" 2>/dev/null |
+		awk '/Candidate:/ { print $2 }')
+	[ -n "$srcver" ] && [ "$srcver" != "(none)" ] ||
+		die "apt knows no linux-source-$series (run apt-get update)"
+	mapfile -t names < <(apt-cache pkgnames "linux-headers-$series." 2>/dev/null | grep -E "$re")
+	[ ${#names[@]} -gt 0 ] || die "apt knows no linux-headers-$series.*-amd64"
+	rel=$(apt-cache policy "${names[@]}" 2>/dev/null |
+		awk '/^[^ ]/ { sub(":$", "", $1); p = $1 } /Candidate:/ { print p, $2 }' |
+		awk -v v="$srcver" '$2 == v' | pick "$srcver")
+	[ -n "$rel" ] || die "no linux-headers-$series.*-amd64 of version $srcver (that of linux-source-$series)"
+	echo "$rel"
+	;;
+installed|kdir)
+	srcver=$(dpkg-query -W -f='${db:Status-Abbrev}${Version}' "linux-source-$series" 2>/dev/null |
+		sed -n 's/^ii *//p')
+	rel=$(dpkg-query -W -f='${db:Status-Abbrev} ${Package} ${Version}\n' \
+		"linux-headers-$series.*" 2>/dev/null |
+		awk '$1 == "ii" { print $2, $3 }' | pick "$srcver")
+	[ -n "$rel" ] ||
+		die "no linux-headers-$series.*-amd64 installed (tools/setup.sh installs them)"
+	if [ "$cmd" = kdir ]; then
+		echo "/usr/src/linux-headers-$rel"
+	else
+		echo "$rel"
+	fi
+	;;
+*)
+	die "usage: scripts/kernel-series.sh candidate|installed|kdir [SERIES]"
+	;;
+esac
