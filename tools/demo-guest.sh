@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 # Guest half of tools/demo.sh (runs inside the QEMU guest): a checkpoint
 # from simulated GPU memory to a remote namespace over nvme-rdma-p2p,
-# with no bounce buffer in system RAM.
+# with no bounce buffer in system RAM. The in-guest test "demo" runs it as
+# it is, so what the README's first command does is under test.
+#
+#   tools/demo-guest.sh [SIZE_MIB]      (in the guest, from the checkout)
 set -u
 . tools/testing/selftests/nvme-rdma-p2p/lib_p2p.sh
 size=${1:-256}
@@ -26,6 +29,7 @@ rdma link show | indent
 
 step "installing the modprobe.d drop-in, loading nvme-rdma-p2p as transport 'rdma'"
 cp tools/modprobe.d/nvme-rdma-p2p.conf /etc/modprobe.d/
+nrp_cleanup_push "rm -f /etc/modprobe.d/nvme-rdma-p2p.conf"
 # allow_soft_p2p: rxe moves data with the CPU, so P2P over it is the
 # test and development path, off by default
 modprobe nvme-rdma-p2p allow_soft_p2p=1 || nrp_fail "modprobe nvme-rdma-p2p failed"
@@ -46,12 +50,12 @@ nvme list | indent
 echo "    $NRP_CTRL: $(cat /sys/class/nvme/$NRP_CTRL/address), driven by nvme-rdma-p2p, p2p_capable $(nrp_stat "$NRP_CTRL" p2p_capable)"
 
 step "a ${size} MiB checkpoint from GPU memory to $NRP_NS and back (1 MiB commands, 16 in flight)"
-nrp_p2p_snap
+nrp_snap
 "$NRP_P2P_TOOL" --gpu "$NRP_GPU" --dev "$NRP_NS" --size "${size}M" --chunk 1M --qd 16 |
 	indent
 [ "${PIPESTATUS[0]}" = 0 ] || nrp_fail "the checkpoint failed"
-p2p=$(nrp_p2p_delta p2p_bytes_mapped)
-host=$(nrp_p2p_delta host_bytes_mapped)
+p2p=$(nrp_delta p2p_bytes_mapped)
+host=$(nrp_delta host_bytes_mapped)
 step "payload mapped from P2P memory: $((p2p >> 20)) MiB; from host memory: $host bytes"
 [ "$p2p" = $((2 * size << 20)) ] && [ "$host" = 0 ] ||
 	nrp_fail "expected $((2 * size)) MiB from P2P memory and 0 from host memory"
