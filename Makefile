@@ -5,7 +5,8 @@
 #   make [KDIR=/path/to/kernel/build] [KSRC=/path/to/kernel/source]
 #   make install          install into /lib/modules/<kernelrelease>/updates
 #   make check-style      checkpatch --strict, sparse, W=1: all must be clean
-#   make check            the whole test suite in QEMU guests
+#   make check            the test suite in QEMU guests (CI's tier)
+#   make check-full       everything: all tests on every kernel and over siw
 #   make demo             boot a guest and write a verified checkpoint
 #
 # KDIR defaults to the running kernel's build tree, else the installed
@@ -30,7 +31,7 @@ GEN := $(TOP)/.gen/$(if $(KREL),$(KREL),unknown)
 
 KBUILD_ARGS := -C $(KDIR) M=$(TOP) NVME_RDMA_P2P_GEN=$(GEN)
 
-.PHONY: all modules gen install clean check-style check demo bench
+.PHONY: all modules gen install clean check-style check check-full demo bench
 
 all: modules
 
@@ -53,7 +54,10 @@ check-style: gen
 	@$(TOP)/scripts/check-style.sh "$(KDIR)" "$(GEN)"
 
 check:
-	@$(TOP)/tools/testing/run-all.sh
+	@$(TOP)/tools/testing/run-all.sh --tier check
+
+check-full:
+	@$(TOP)/tools/testing/run-all.sh --tier full
 
 demo:
 	@$(TOP)/tools/demo.sh

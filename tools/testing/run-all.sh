@@ -1,27 +1,32 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # The whole test suite: host-side checks, then the in-guest suite on every
-# guest kernel. Ends with "N passed, N failed, N skipped".
+# guest kernel. Ends with the time of each part and
+# "N passed, N failed, N skipped".
 #
-#   tools/testing/run-all.sh [--kernels "stock p2p debug"] [--out DIR] [TEST...]
+#   tools/testing/run-all.sh [--tier check|full] [--kernels "stock p2p debug"]
+#                            [--out DIR] [TEST...]
 #
-# TEST names in-guest tests (e.g. module_load); default: all of them. The
-# transport tests run a second time over siw on the kernels of
-# NRP_SIW_KERNELS (default "p2p"; empty for none). The test_pair_* tests
-# run in two guests joined by a link (tools/vm/run-pair.sh) on the kernels
-# of NRP_PAIR_KERNELS (default "stock p2p"; empty for none).
+# Two tiers (NRP_TIER, or --tier; "make check" and "make check-full"):
+#   check  what CI runs, within 60 minutes cold on 2 cores: every test on
+#          the stock and the p2p kernel, the transport tests over siw in the
+#          p2p boot, a subset on the debug kernel, the two-guest tests on
+#          the stock kernel.
+#   full   everything: all tests on the debug kernel too, the whole suite
+#          over siw, the two-guest tests on every kernel, and "make demo"
+#          itself.
+# TEST names in-guest tests (e.g. module_load); default: all of them.
+# NRP_DEBUG_TESTS, NRP_SIW_KERNELS, NRP_PAIR_KERNELS and NRP_PAIR_TESTS=all
+# override the tier's choices (see below).
 set -uo pipefail
 . "$(dirname "$0")/../vm/lib.sh"
 
+tier=${NRP_TIER:-check}
 kernels=${NRP_KERNELS:-"stock p2p debug"}
-# The debug kernel (KASAN, lockdep, kmemleak) runs about seven times slower
-# than the others under TCG; by default it runs the tests that reach every
-# part of the module once (load, connect, I/O, reset, teardown under load,
-# P2P fixture). NRP_DEBUG_TESTS=all runs the whole suite there too.
-debug_tests=${NRP_DEBUG_TESTS:-"module_load transport_registered connect reset_during_io teardown_live gpu_standin"}
 out=
 while [ $# -gt 0 ]; do
 	case "$1" in
+	--tier)		tier=$2; shift 2 ;;
 	--kernels)	kernels=$2; shift 2 ;;
 	--out)		out=$2; shift 2 ;;
 	--)		shift; break ;;
@@ -29,6 +34,17 @@ while [ $# -gt 0 ]; do
 	*)		break ;;
 	esac
 done
+case $tier in
+check|full) ;;
+*) nrp_die "unknown tier '$tier' (check, full)" ;;
+esac
+# The debug kernel (KASAN, lockdep, kmemleak) runs about seven times slower
+# than the others under TCG; in the check tier it runs the tests that reach
+# every part of the module once (load, connect, I/O, reset, teardown under
+# load, P2P fixture). NRP_DEBUG_TESTS=all runs the whole suite there too.
+debug_default="module_load transport_registered connect reset_during_io teardown_live gpu_standin"
+[ "$tier" = full ] && debug_default=all
+debug_tests=${NRP_DEBUG_TESTS:-$debug_default}
 [ -n "$out" ] || out=$(mktemp -d /tmp/nrp-check.XXXXXX)
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
@@ -43,24 +59,27 @@ result() { # STATUS NAME [DETAIL]
 	esac
 }
 
-# The TAP lines of an in-guest run as results named KERNEL/TEST.
+# The TAP lines of an in-guest run as results named KERNEL/TEST, or
+# KERNEL-siw/TEST for a test run over siw (TEST@siw); a passing test shows
+# its time.
 tap_results() { # KERNEL OUTPUT
-	local k=$1 line n
+	local k=$1 line n r d
 	while IFS= read -r line; do
 		case "$line" in
-		"ok "*"# SKIP"*)
-			n=$(echo "$line" | sed -E 's/^ok [0-9]+ ([^ ]+).*/\1/')
-			result skip "$k/$n" "${line#*# SKIP }" ;;
-		"ok "*)
-			n=$(echo "$line" | sed -E 's/^ok [0-9]+ ([^ ]+).*/\1/')
-			result pass "$k/$n" ;;
-		"not ok "*)
-			n=$(echo "$line" | sed -E 's/^not ok [0-9]+ ([^ ]+).*/\1/')
-			result fail "$k/$n" "${line#*# }"
-			# show what the failing test said
-			awk -v t="# --- $n" '$0 == t {p = 1; next} /^# --- / {p = 0} p' \
-				"$2" | tail -n 15 | sed 's/^/      /' ;;
+		"ok "*"# SKIP"*)	r=skip d=${line#*# SKIP } ;;
+		"ok "*)			r=pass d=${line#*# } ;;
+		"not ok "*)		r=fail d=${line#*# } ;;
+		*)			continue ;;
 		esac
+		n=$(echo "$line" | sed -E 's/^(not )?ok [0-9]+ ([^ ]+).*/\2/')
+		case $n in
+		*@*)	result "$r" "$k-${n##*@}/${n%@*}" "$d" ;;
+		*)	result "$r" "$k/$n" "$d" ;;
+		esac
+		# show what the failing test said
+		[ "$r" = fail ] &&
+			awk -v t="# --- $n" '$0 == t {p = 1; next} /^# --- / {p = 0} p' \
+				"$2" | tail -n 15 | sed 's/^/      /'
 	done < <(cat "$2" 2>/dev/null)
 }
 
@@ -82,28 +101,51 @@ boot_results() { # NAME GUEST-OUT STATUS
 	esac
 }
 
+# The time of each part, for the summary: the suite has a budget, and a
+# part that grows is seen in every run's last lines.
+part_names=() part_secs=()
+timed() { # PART COMMAND...: run COMMAND, remember how long it took
+	local p=$1 t0=$SECONDS rc
+	shift
+	"$@"
+	rc=$?
+	part_names+=("$p")
+	part_secs+=($((SECONDS - t0)))
+	return $rc
+}
+
 start=$SECONDS
-nrp_log "results in $out"
+nrp_log "results in $out (tier $tier)"
 
-# Packages and cached guest kernels: quick when everything is in place.
-setup_args=()
-case " $kernels " in *" debug "*) setup_args=(--with-debug-kernel) ;; esac
-"$NRP_TOP/tools/setup.sh" "${setup_args[@]}" || nrp_die "setup failed"
-
-# Host-side tests: the build and its checks.
-for t in "$NRP_TOP"/tools/testing/host/test_*.sh; do
-	name=host/$(basename "$t" .sh)
-	name=${name/test_/}
-	bash "$t" >"$out/${name//\//-}.log" 2>&1
-	case $? in
-	0) result pass "$name" ;;
-	4) result skip "$name" "$(tail -n1 "$out/${name//\//-}.log")" ;;
-	*) result fail "$name"; sed 's/^/      /' "$out/${name//\//-}.log" | tail -n 20 ;;
+# Packages, then each guest kernel (cached; built on the first run).
+timed set-up "$NRP_TOP/tools/setup.sh" --no-kernel || nrp_die "setup failed"
+for k in $kernels; do
+	case $k in
+	stock)	;;
+	*)	timed "kernel $k" "$NRP_TOP/tools/vm/build-kernel.sh" "$k" >/dev/null ||
+			nrp_die "building the $k guest kernel failed" ;;
 	esac
 done
 
+# Host-side tests: the build and its checks.
+host_tests() {
+	local t name
+	for t in "$NRP_TOP"/tools/testing/host/test_*.sh; do
+		name=host/$(basename "$t" .sh)
+		name=${name/test_/}
+		bash "$t" >"$out/${name//\//-}.log" 2>&1
+		case $? in
+		0) result pass "$name" ;;
+		4) result skip "$name" "$(tail -n1 "$out/${name//\//-}.log")" ;;
+		*) result fail "$name"; sed 's/^/      /' "$out/${name//\//-}.log" | tail -n 20 ;;
+		esac
+	done
+}
+timed host host_tests
+
 # One guest boot of kernel $2 runs a command of the in-guest suite; its TAP
-# lines and the boot itself become the results $1/...
+# lines and the boot itself become the results $1/... (a test named
+# NAME@siw becomes $1-siw/NAME).
 suite_run() { # TAG KERNEL [run-guest.sh options] -- COMMAND...
 	local tag=$1 k=$2 grc
 	shift 2
@@ -120,6 +162,23 @@ for t in "$@"; do
 	t=${t%.sh}
 	named+=("${t#test_}")
 done
+is_named() { [ $# = 0 ] || [ ${#named[@]} = 0 ] || [[ " ${named[*]} " == *" $1 "* ]]; }
+
+# The transport tests once more over siw (soft iWARP), in the same boot as
+# the rxe pass, on the kernels of NRP_SIW_KERNELS (default: p2p; the stock
+# kernel has no siw). The check tier runs the transport tests; the full
+# tier all tests that use an RDMA device. Never target_restart: over siw
+# the target's cleanup after it (removing the nvmet port, which destroys
+# the iWARP listener) sometimes never returns in the guest; the same hang
+# stops the target guest of run-pair.sh --rdma siw.
+siw_kernels=${NRP_SIW_KERNELS-p2p}
+siw_all=(connect connect_all connect_options bad_input admin_commands fio_verify
+	filesystems mapping_modes max_transfer poll_queues reset_during_io
+	teardown_live)
+if [ "$tier" = full ]; then
+	siw_all+=(demo p2p_checkpoint p2p_concurrent p2p_multipath p2p_nvmet
+		p2p_unreachable)
+fi
 
 # One guest boot per kernel runs the whole in-guest suite.
 foreign=
@@ -130,6 +189,19 @@ for k in $kernels; do
 		case $t in pair_*) ;; *) tests+=("$t") ;; esac
 	done
 	[ $# -gt 0 ] && [ ${#tests[@]} = 0 ] && continue
+	if [ "$k" = debug ] && [ $# = 0 ] && [ "$debug_tests" != all ]; then
+		read -ra tests <<<"$debug_tests"
+	fi
+	if [[ " $siw_kernels " == *" $k "* ]]; then
+		# run_tests.sh runs all tests when none is named: name them
+		if [ ${#tests[@]} = 0 ]; then
+			mapfile -t tests < <(cd "$NRP_TOP/tools/testing/selftests/nvme-rdma-p2p" &&
+				ls test_*.sh | grep -v '^test_pair_' | sed 's/^test_//; s/\.sh$//')
+		fi
+		for t in "${siw_all[@]}"; do
+			is_named "$t" "$@" && tests+=("$t@siw")
+		done
+	fi
 	# the module built for another kernel, to check that loading it is refused
 	case $k in
 	stock)	other=p2p ;;
@@ -142,48 +214,24 @@ for k in $kernels; do
 		foreign=
 	fi
 	nrp_log "guest $k: running the in-guest suite"
-	if [ "$k" = debug ] && [ $# = 0 ] && [ "$debug_tests" != all ]; then
-		read -ra tests <<<"$debug_tests"
-	fi
-	suite_run "$k" "$k" --foreign-ko "$foreign" \
+	timed "guest $k" suite_run "$k" "$k" --foreign-ko "$foreign" \
 		-- tools/testing/selftests/nvme-rdma-p2p/run_tests.sh "${tests[@]}"
-done
-
-# The transport tests once more over siw (soft iWARP), on the kernels of
-# NRP_SIW_KERNELS (default: p2p; the stock kernel has no siw). When tests
-# are named, only those of this list.
-siw_kernels=${NRP_SIW_KERNELS-p2p}
-# Not target_restart: over siw the target's cleanup after it (removing the
-# nvmet port, which destroys the iWARP listener) sometimes never returns in
-# the guest; the same hang stops the target guest of run-pair.sh --rdma siw.
-siw_all=(connect connect_all connect_options bad_input admin_commands fio_verify
-	filesystems mapping_modes max_transfer poll_queues reset_during_io
-	teardown_live)
-siw_tests=()
-for t in "${siw_all[@]}"; do
-	if [ $# = 0 ] || [[ " ${named[*]} " == *" $t "* ]]; then
-		siw_tests+=("$t")
-	fi
-done
-for k in $kernels; do
-	[ ${#siw_tests[@]} -gt 0 ] || break
-	case " $siw_kernels " in *" $k "*) ;; *) continue ;; esac
-	nrp_log "guest $k: the transport tests over siw"
-	suite_run "$k-siw" "$k" \
-		-- NRP_RDMA_TYPE=siw tools/testing/selftests/nvme-rdma-p2p/run_tests.sh "${siw_tests[@]}"
 done
 
 # Two guests joined by an Ethernet link (tools/vm/run-pair.sh): link loss,
 # link timeouts, target restart and target power loss, which one guest
 # cannot show (soft RDMA between two addresses of one guest ignores link
-# state). On the kernels of NRP_PAIR_KERNELS (default: stock and p2p) that
-# are also selected; when tests are named, only the named test_pair_* ones.
-# A pair boot costs about 13 minutes for all of them under TCG, so kernels
-# other than stock run the data-path ones (link loss, target restart)
-# unless NRP_PAIR_TESTS=all.
-pair_kernels=${NRP_PAIR_KERNELS-"stock p2p"}
+# state). On the kernels of NRP_PAIR_KERNELS that are also selected
+# (check tier: stock; full tier: stock and p2p); when tests are named, only
+# the named test_pair_* ones. NRP_PAIR_TESTS=all runs all of them on every
+# pair kernel; otherwise kernels other than stock run the data-path ones
+# (link loss, target restart).
+pair_default=stock
+[ "$tier" = full ] && pair_default="stock p2p"
+pair_kernels=${NRP_PAIR_KERNELS-$pair_default}
 pair_all=(pair_link_loss pair_link_timeouts pair_target_restart pair_target_crash)
 pair_subset=(pair_link_loss pair_target_restart)
+[ "$tier" = full ] && pair_subset=("${pair_all[@]}")
 pair_tests=()
 if [ $# = 0 ]; then
 	pair_tests=("${pair_all[@]}")
@@ -192,18 +240,12 @@ else
 		case $t in pair_*) pair_tests+=("$t") ;; esac
 	done
 fi
-for k in $kernels; do
-	[ ${#pair_tests[@]} -gt 0 ] || break
-	case " $pair_kernels " in *" $k "*) ;; *) continue ;; esac
-	pout=$out/pair-$k
-	ptests=("${pair_tests[@]}")
-	if [ $# = 0 ] && [ "$k" != stock ] && [ "${NRP_PAIR_TESTS:-}" != all ]; then
-		ptests=("${pair_subset[@]}")
-	fi
-	nrp_log "guest pair $k: ${ptests[*]}"
+pair_run() { # KERNEL TEST...
+	local k=$1 pout=$out/pair-$1 g st
+	shift
 	"$NRP_TOP/tools/vm/run-pair.sh" --kernel "$k" --out "$pout" \
 		--timeout "${NRP_GUEST_TIMEOUT:-2400}" \
-		-- tools/testing/selftests/nvme-rdma-p2p/run_tests.sh "${ptests[@]}" \
+		-- tools/testing/selftests/nvme-rdma-p2p/run_tests.sh "$@" \
 		2>"$out/pair-$k.log"
 	tap_results "$k" "$pout/host/output.txt"
 	# each guest's boot: finished (exit-status written) and clean
@@ -217,9 +259,46 @@ for k in $kernels; do
 		result fail "$k/pair-target-served" "see $pout/target/output.txt"
 		tail -n 10 "$pout/target/output.txt" 2>/dev/null | sed 's/^/      /'
 	fi
+}
+for k in $kernels; do
+	[ ${#pair_tests[@]} -gt 0 ] || break
+	case " $pair_kernels " in *" $k "*) ;; *) continue ;; esac
+	ptests=("${pair_tests[@]}")
+	if [ $# = 0 ] && [ "$k" != stock ] && [ "${NRP_PAIR_TESTS:-}" != all ]; then
+		ptests=("${pair_subset[@]}")
+	fi
+	nrp_log "guest pair $k: ${ptests[*]}"
+	timed "pair $k" pair_run "$k" "${ptests[@]}"
 done
 
-nrp_log "finished in $((SECONDS - start)) s"
+# The full tier runs the README's main job itself, host half included.
+if [ "$tier" = full ] && [ $# = 0 ] && [[ " $kernels " == *" p2p "* ]]; then
+	nrp_log "make demo"
+	if timed "make demo" make -s -C "$NRP_TOP" demo >"$out/demo.log" 2>&1 &&
+		grep -q 'checkpoint verified' "$out/demo.log"; then
+		result pass "host/make-demo"
+	else
+		result fail "host/make-demo" "see $out/demo.log"
+		tail -n 15 "$out/demo.log" | sed 's/^/      /'
+	fi
+fi
+
+total=$((SECONDS - start))
+echo "time per part:"
+for i in "${!part_names[@]}"; do
+	printf '  %-16s %5d s\n' "${part_names[$i]}" "${part_secs[$i]}"
+done
+printf '  %-16s %5d s (%d min)\n' total "$total" $(((total + 59) / 60))
+# The check tier's budget: a cold run (packages and kernels not yet there)
+# within 60 minutes on 2 cores, so that CI's 90 keep room for new kernels.
+budget=${NRP_TIME_BUDGET:-3600}
+if [ "$tier" = check ] && [ $# = 0 ] && [ "$budget" -gt 0 ]; then
+	if [ "$total" -le "$budget" ]; then
+		result pass "suite/time-budget" "$total s of $budget s"
+	else
+		result fail "suite/time-budget" "$total s, over the $budget s budget: see the parts above"
+	fi
+fi
 if [ ${#failed[@]} -gt 0 ]; then
 	echo "failed: ${failed[*]}"
 fi

@@ -8,7 +8,9 @@
 # Default: every test_*.sh but test_pair_*.sh, which need the host guest of
 # tools/vm/run-pair.sh and run when named.
 #
-# TEST is a name like module_load or test_module_load.sh.
+# TEST is a name like module_load or test_module_load.sh. NAME@siw runs the
+# test over siw (NRP_RDMA_TYPE=siw) and reports it as NAME@siw, so one boot
+# runs the rxe and the siw pass.
 #
 # A test that runs longer than its limit is killed and fails. The limit is
 # -t, or a line "# nrp-timeout: SECONDS" in the test when that is longer.
@@ -30,16 +32,19 @@ echo "1..${#tests[@]}"
 n=0 pass=0 fail=0 skip=0
 for t in "${tests[@]}"; do
 	n=$((n + 1))
+	rdma=
+	case $t in *@*) rdma=${t##*@}; t=${t%@*} ;; esac
 	t=${t%.sh}
 	t=test_${t#test_}.sh
 	name=${t%.sh}
-	name=${name#test_}
+	name=${name#test_}${rdma:+@$rdma}
 	echo "# --- $name"
 	echo "nrp-selftest: start $name" >/dev/kmsg
 	start=$SECONDS
 	t_limit=$(sed -n 's/^# nrp-timeout: *\([0-9][0-9]*\)$/\1/p' "$t" | head -n1)
 	[ "${t_limit:-0}" -gt "$limit" ] || t_limit=$limit
-	timeout -k 10 "$t_limit" bash "./$t" 2>&1 | sed -u 's/^/# /' >"/tmp/nrp-$name.log"
+	NRP_RDMA_TYPE=${rdma:-${NRP_RDMA_TYPE:-rxe}} \
+		timeout -k 10 "$t_limit" bash "./$t" 2>&1 | sed -u 's/^/# /' >"/tmp/nrp-$name.log"
 	rc=${PIPESTATUS[0]}
 	cat "/tmp/nrp-$name.log"
 	echo "nrp-selftest: end $name rc=$rc" >/dev/kmsg
