@@ -117,15 +117,49 @@ timed() { # PART COMMAND...: run COMMAND, remember how long it took
 start=$SECONDS
 nrp_log "results in $out (tier $tier)"
 
-# Packages, then each guest kernel (cached; built on the first run).
 timed set-up "$NRP_TOP/tools/setup.sh" --no-kernel || nrp_die "setup failed"
+
+# Guest kernels not cached yet build in the background, one after the
+# other at the lowest priority, while the host tests and the stock guest
+# run: a TCG guest keeps about one of the two cores busy and the build takes
+# what is left. A part that needs a kernel waits for it (need_kernel).
+bg_kernels=()
 for k in $kernels; do
-	case $k in
-	stock)	;;
-	*)	timed "kernel $k" "$NRP_TOP/tools/vm/build-kernel.sh" "$k" >/dev/null ||
-			nrp_die "building the $k guest kernel failed" ;;
-	esac
+	[ "$k" = stock ] && continue
+	[ -e "$(nrp_kernel_dir "$k")/.done" ] || bg_kernels+=("$k")
 done
+kernel_builds() {
+	local k t0 st
+	for k in "${bg_kernels[@]}"; do
+		t0=$SECONDS
+		nice -n 19 "$NRP_TOP/tools/vm/build-kernel.sh" "$k" >"$out/kernel-$k.log" 2>&1
+		st=$?
+		echo "$st $((SECONDS - t0))" >"$out/kernel-$k.done"
+	done
+}
+builder=
+if [ ${#bg_kernels[@]} -gt 0 ]; then
+	nrp_log "building guest kernels in the background: ${bg_kernels[*]}"
+	rm -f "$out"/kernel-*.done
+	kernel_builds &
+	builder=$!
+	trap '[ -z "$builder" ] || kill "$builder" 2>/dev/null' EXIT
+fi
+building() { [[ " ${bg_kernels[*]} " == *" $1 "* ]] && [ ! -e "$out/kernel-$1.done" ]; }
+# Wait for the background build of kernel $1; false if it failed.
+need_kernel() {
+	local k=$1 t0=$SECONDS st
+	[[ " ${bg_kernels[*]} " == *" $k "* ]] || return 0
+	while [ ! -e "$out/kernel-$k.done" ]; do sleep 5; done
+	if [ $((SECONDS - t0)) -gt 0 ]; then
+		part_names+=("waiting: $k")
+		part_secs+=($((SECONDS - t0)))
+	fi
+	read -r st _ <"$out/kernel-$k.done"
+	[ "$st" = 0 ] && return 0
+	tail -n 20 "$out/kernel-$k.log" | sed 's/^/      /'
+	return 1
+}
 
 # Host-side tests: the build and its checks.
 host_tests() {
@@ -162,7 +196,7 @@ for t in "$@"; do
 	t=${t%.sh}
 	named+=("${t#test_}")
 done
-is_named() { [ $# = 0 ] || [ ${#named[@]} = 0 ] || [[ " ${named[*]} " == *" $1 "* ]]; }
+is_named() { [ ${#named[@]} = 0 ] || [[ " ${named[*]} " == *" $1 "* ]]; }
 
 # The transport tests once more over siw (soft iWARP), in the same boot as
 # the rxe pass, on the kernels of NRP_SIW_KERNELS (default: p2p; the stock
@@ -180,34 +214,47 @@ if [ "$tier" = full ]; then
 		p2p_unreachable)
 fi
 
-# One guest boot per kernel runs the whole in-guest suite.
-foreign=
-for k in $kernels; do
-	# test_pair_* run in the guest pair below
-	tests=()
+# One guest boot of kernel $1 runs the whole in-guest suite.
+guest_part() { # KERNEL TEST...
+	local k=$1 other fdir foreign tests=() t
+	shift
+	# test_pair_* run in the guest pair (pair_part)
 	for t in "${named[@]}"; do
 		case $t in pair_*) ;; *) tests+=("$t") ;; esac
 	done
-	[ $# -gt 0 ] && [ ${#tests[@]} = 0 ] && continue
+	[ $# -gt 0 ] && [ ${#tests[@]} = 0 ] && return 0
 	if [ "$k" = debug ] && [ $# = 0 ] && [ "$debug_tests" != all ]; then
 		read -ra tests <<<"$debug_tests"
 	fi
 	if [[ " $siw_kernels " == *" $k "* ]]; then
 		# run_tests.sh runs all tests when none is named: name them
 		if [ ${#tests[@]} = 0 ]; then
-			mapfile -t tests < <(cd "$NRP_TOP/tools/testing/selftests/nvme-rdma-p2p" &&
-				ls test_*.sh | grep -v '^test_pair_' | sed 's/^test_//; s/\.sh$//')
+			for t in "$NRP_TOP"/tools/testing/selftests/nvme-rdma-p2p/test_*.sh; do
+				t=$(basename "$t" .sh)
+				case $t in test_pair_*) ;; *) tests+=("${t#test_}") ;; esac
+			done
 		fi
 		for t in "${siw_all[@]}"; do
-			is_named "$t" "$@" && tests+=("$t@siw")
+			is_named "$t" && tests+=("$t@siw")
 		done
 	fi
+	need_kernel "$k" || { result fail "$k/kernel-build" "see $out/kernel-$k.log"; return 0; }
 	# the module built for another kernel, to check that loading it is refused
 	case $k in
 	stock)	other=p2p ;;
 	*)	other=stock ;;
 	esac
-	if fdir=$("$NRP_TOP/tools/vm/build-module.sh" "$other" 2>"$out/build-$other.log"); then
+	rm -f "$out/guest-$k"/foreign.ko*
+	if building "$other"; then
+		# its kernel is still building: the guest gets it when it is there
+		mkdir -p "$out/guest-$k"
+		foreign=later
+		( need_kernel "$other" >/dev/null &&
+		  fdir=$("$NRP_TOP/tools/vm/build-module.sh" "$other" 2>"$out/build-$other.log") &&
+		  cp "$fdir/nvme-rdma-p2p.ko" "$out/guest-$k/foreign.ko.tmp" &&
+		  mv "$out/guest-$k/foreign.ko.tmp" "$out/guest-$k/foreign.ko" ) ||
+			touch "$out/guest-$k/foreign.ko.failed" &
+	elif fdir=$("$NRP_TOP/tools/vm/build-module.sh" "$other" 2>"$out/build-$other.log"); then
 		foreign=$fdir/nvme-rdma-p2p.ko
 	else
 		result fail "$k/build-foreign-module" "see $out/build-$other.log"
@@ -216,7 +263,7 @@ for k in $kernels; do
 	nrp_log "guest $k: running the in-guest suite"
 	timed "guest $k" suite_run "$k" "$k" --foreign-ko "$foreign" \
 		-- tools/testing/selftests/nvme-rdma-p2p/run_tests.sh "${tests[@]}"
-done
+}
 
 # Two guests joined by an Ethernet link (tools/vm/run-pair.sh): link loss,
 # link timeouts, target restart and target power loss, which one guest
@@ -260,15 +307,26 @@ pair_run() { # KERNEL TEST...
 		tail -n 10 "$pout/target/output.txt" 2>/dev/null | sed 's/^/      /'
 	fi
 }
-for k in $kernels; do
-	[ ${#pair_tests[@]} -gt 0 ] || break
-	case " $pair_kernels " in *" $k "*) ;; *) continue ;; esac
+pair_part() { # KERNEL ALL-TESTS-NAMED?
+	local k=$1 ptests
+	[ ${#pair_tests[@]} -gt 0 ] || return 0
+	case " $pair_kernels " in *" $k "*) ;; *) return 0 ;; esac
 	ptests=("${pair_tests[@]}")
-	if [ $# = 0 ] && [ "$k" != stock ] && [ "${NRP_PAIR_TESTS:-}" != all ]; then
+	if [ "$2" = all ] && [ "$k" != stock ] && [ "${NRP_PAIR_TESTS:-}" != all ]; then
 		ptests=("${pair_subset[@]}")
 	fi
+	need_kernel "$k" || return 0
 	nrp_log "guest pair $k: ${ptests[*]}"
 	timed "pair $k" pair_run "$k" "${ptests[@]}"
+}
+
+# Kernel by kernel, its guest and then its pair: the stock kernel's parts
+# first, while the other kernels may still be building.
+all=named
+[ $# = 0 ] && all=all
+for k in $kernels; do
+	guest_part "$k" "$@"
+	pair_part "$k" "$all"
 done
 
 # The full tier runs the README's main job itself, host half included.
@@ -282,6 +340,15 @@ if [ "$tier" = full ] && [ $# = 0 ] && [[ " $kernels " == *" p2p "* ]]; then
 		tail -n 15 "$out/demo.log" | sed 's/^/      /'
 	fi
 fi
+
+# the background builds, as parts of their own (they overlapped others)
+for k in "${bg_kernels[@]}"; do
+	[ -e "$out/kernel-$k.done" ] || continue
+	read -r _ secs <"$out/kernel-$k.done"
+	part_names+=("kernel $k (bg)")
+	part_secs+=("$secs")
+done
+builder=
 
 total=$((SECONDS - start))
 echo "time per part:"

@@ -15,7 +15,10 @@
 #                             P2P memory device
 #   --append ARGS             extra kernel command line arguments
 #   --foreign-ko PATH         a module built for another kernel (tests
-#                             that the module refuses to load)
+#                             that the module refuses to load); "later"
+#                             when the caller puts it into DIR/foreign.ko
+#                             while the guest runs (DIR/foreign.ko.failed
+#                             if it cannot), and the test waits for it
 #   --gpu-mem SIZE            size of the simulated GPU BAR, a QEMU ivshmem
 #                             device backed outside guest RAM (default
 #                             2G: two 1 GiB checkpoint regions; 0 for none)
@@ -105,7 +108,7 @@ NRP_TOP='$NRP_TOP'
 NRP_KERNEL='$kernel'
 NRP_KO='$kodir/nvme-rdma-p2p.ko'
 NRP_KO_DIR='$kodir'
-NRP_FOREIGN_KO='$foreign'
+NRP_FOREIGN_KO='$([ "$foreign" = later ] && echo /nrp-job/foreign.ko || echo "$foreign")'
 NRP_GUEST_MODULES='$guest_mods'
 NRP_JOB='$(printf '%s' "$job" | sed "s/'/'\\\\''/g")'
 ENV
