@@ -358,6 +358,28 @@ nrp_fio_verify() {
 	return 0
 }
 
+# Several nrp_fio_verify runs on device $1, one after the other, in one fio
+# process: each further argument is the options of one run. Each run is
+# its own fio job (--stonewall), as separate fio calls would be; only fio's
+# start, seconds under TCG with its 64 shared libraries, is paid once.
+nrp_fio_verify_runs() {
+	local dev=$1 args=() i=0 r out
+	shift
+	for r in "$@"; do
+		i=$((i + 1))
+		# shellcheck disable=SC2206 # one run's options, split as words
+		args+=(--name="run$i" --stonewall $r)
+	done
+	out=$(fio --filename="$dev" --direct=1 --verify=crc32c --verify_fatal=1 \
+		--do_verify=1 --output-format=terse --terse-version=3 "${args[@]}" 2>&1) ||
+		nrp_fail "fio on $dev failed: $(echo "$out" | tail -n 5)"
+	echo "$out" | grep -q 'verify: bad' && nrp_fail "fio on $dev: verify failed"
+	# one terse line per run: a run that did not happen fails too
+	[ "$(echo "$out" | grep -c '^3;')" = "$i" ] ||
+		nrp_fail "fio on $dev reported $(echo "$out" | grep -c '^3;') of $i runs"
+	return 0
+}
+
 # Nothing of ours may survive a test: no controller, module unloadable.
 nrp_assert_no_ctrls() {
 	local c

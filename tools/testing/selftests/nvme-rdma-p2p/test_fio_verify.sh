@@ -13,14 +13,16 @@ echo "$ctrl: $nqueues blk-mq hardware queues"
 [ "$nqueues" -ge 2 ] || nrp_fail "expected at least 2 I/O queues, got $nqueues"
 
 aio="--ioengine=libaio"
+runs=()
 for bs in 512 4k 64k 1m 4m; do
 	for qd in 1 32 128; do
 		size=16m
 		[ "$bs" = 512 ] && size=2m
-		nrp_fio_verify "$dev" $aio --rw=randwrite --bs=$bs --iodepth=$qd --size=$size
+		runs+=("$aio --rw=randwrite --bs=$bs --iodepth=$qd --size=$size")
 	done
-	echo "bs=$bs: randwrite+verify at QD 1, 32, 128"
 done
+nrp_fio_verify_runs "$dev" "${runs[@]}"
+echo "randwrite+verify: bs 512, 4k, 64k, 1m, 4m at QD 1, 32, 128 (${#runs[@]} runs)"
 # a separate read pass over what the last write laid down
 nrp_fio_verify "$dev" $aio --rw=write --bs=128k --iodepth=16 --size=32m --do_verify=0
 nrp_fio_verify "$dev" $aio --rw=read --bs=128k --iodepth=16 --size=32m --verify_only=1
