@@ -9,9 +9,9 @@
 #
 # Two tiers (NRP_TIER, or --tier; "make check" and "make check-full"):
 #   check  what CI runs, within 60 minutes cold on 2 cores: every test on
-#          the stock and the p2p kernel, the transport tests over siw in the
-#          p2p boot, a subset on the debug kernel, the two-guest tests on
-#          the stock kernel.
+#          the stock kernel; on the p2p kernel the P2P and module tests over
+#          rxe and the transport tests over siw, in one boot; a subset on
+#          the debug kernel; the two-guest tests on the stock kernel.
 #   full   everything: all tests on the debug kernel too, the whole suite
 #          over siw, the two-guest tests on every kernel, and "make demo"
 #          itself.
@@ -45,6 +45,10 @@ esac
 debug_default="module_load transport_registered connect reset_during_io teardown_live gpu_standin"
 [ "$tier" = full ] && debug_default=all
 debug_tests=${NRP_DEBUG_TESTS:-$debug_default}
+# A guest boot's limit: the full tier runs the whole suite on the debug
+# kernel in one boot.
+guest_timeout=${NRP_GUEST_TIMEOUT:-2400}
+[ "$tier" = full ] && guest_timeout=${NRP_GUEST_TIMEOUT:-14400}
 [ -n "$out" ] || out=$(mktemp -d /tmp/nrp-check.XXXXXX)
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
@@ -161,21 +165,35 @@ need_kernel() {
 	return 1
 }
 
-# Host-side tests: the build and its checks.
-host_tests() {
-	local t name
+# Host-side tests: the build and its checks. They need no guest, so they
+# run beside the first guest part (host_collect counts them afterwards).
+host_run() {
+	local t name t0=$SECONDS
 	for t in "$NRP_TOP"/tools/testing/host/test_*.sh; do
-		name=host/$(basename "$t" .sh)
-		name=${name/test_/}
-		bash "$t" >"$out/${name//\//-}.log" 2>&1
-		case $? in
-		0) result pass "$name" ;;
-		4) result skip "$name" "$(tail -n1 "$out/${name//\//-}.log")" ;;
-		*) result fail "$name"; sed 's/^/      /' "$out/${name//\//-}.log" | tail -n 20 ;;
+		name=$(basename "$t" .sh)
+		name=${name#test_}
+		bash "$t" >"$out/host-$name.log" 2>&1
+		echo $? >"$out/host-$name.rc"
+	done
+	echo $((SECONDS - t0)) >"$out/host.secs"
+}
+host_collect() {
+	local t name
+	wait "$host_pid"
+	for t in "$NRP_TOP"/tools/testing/host/test_*.sh; do
+		name=$(basename "$t" .sh)
+		name=${name#test_}
+		case $(cat "$out/host-$name.rc" 2>/dev/null) in
+		0) result pass "host/$name" ;;
+		4) result skip "host/$name" "$(tail -n1 "$out/host-$name.log")" ;;
+		*) result fail "host/$name"; sed 's/^/      /' "$out/host-$name.log" | tail -n 20 ;;
 		esac
 	done
+	part_names+=("host tests")
+	part_secs+=("$(cat "$out/host.secs" 2>/dev/null || echo 0)")
 }
-timed host host_tests
+host_run &
+host_pid=$!
 
 # One guest boot of kernel $2 runs a command of the in-guest suite; its TAP
 # lines and the boot itself become the results $1/... (a test named
@@ -184,7 +202,7 @@ suite_run() { # TAG KERNEL [run-guest.sh options] -- COMMAND...
 	local tag=$1 k=$2 grc
 	shift 2
 	"$NRP_TOP/tools/vm/run-guest.sh" --kernel "$k" --out "$out/guest-$tag" \
-		--timeout "${NRP_GUEST_TIMEOUT:-2400}" "$@" 2>"$out/guest-$tag.log"
+		--timeout "$guest_timeout" "$@" 2>"$out/guest-$tag.log"
 	grc=$?
 	tap_results "$tag" "$out/guest-$tag/output.txt"
 	boot_results "$tag" "$out/guest-$tag" "$grc"
@@ -213,6 +231,12 @@ if [ "$tier" = full ]; then
 	siw_all+=(demo p2p_checkpoint p2p_concurrent p2p_multipath p2p_nvmet
 		p2p_unreachable)
 fi
+# In the check tier a kernel with a siw pass runs the transport tests over
+# siw only: over rxe they run on the stock kernel, built from the same
+# source, so every test still runs on both primary kernels' code paths
+# while the boot spends its time on what only it can show (P2P, siw).
+siw_only=
+[ "$tier" = check ] && siw_only=1
 
 # One guest boot of kernel $1 runs the whole in-guest suite.
 guest_part() { # KERNEL TEST...
@@ -233,6 +257,13 @@ guest_part() { # KERNEL TEST...
 				t=$(basename "$t" .sh)
 				case $t in test_pair_*) ;; *) tests+=("${t#test_}") ;; esac
 			done
+		fi
+		if [ -n "$siw_only" ] && [ $# = 0 ]; then
+			local rxe=()
+			for t in "${tests[@]}"; do
+				[[ " ${siw_all[*]} " == *" $t "* ]] || rxe+=("$t")
+			done
+			tests=("${rxe[@]}")
 		fi
 		for t in "${siw_all[@]}"; do
 			is_named "$t" && tests+=("$t@siw")
@@ -291,7 +322,7 @@ pair_run() { # KERNEL TEST...
 	local k=$1 pout=$out/pair-$1 g st
 	shift
 	"$NRP_TOP/tools/vm/run-pair.sh" --kernel "$k" --out "$pout" \
-		--timeout "${NRP_GUEST_TIMEOUT:-2400}" \
+		--timeout "$guest_timeout" \
 		-- tools/testing/selftests/nvme-rdma-p2p/run_tests.sh "$@" \
 		2>"$out/pair-$k.log"
 	tap_results "$k" "$pout/host/output.txt"
@@ -326,8 +357,10 @@ all=named
 [ $# = 0 ] && all=all
 for k in $kernels; do
 	guest_part "$k" "$@"
+	[ -z "$host_pid" ] || { host_collect; host_pid=; }
 	pair_part "$k" "$all"
 done
+[ -z "$host_pid" ] || host_collect
 
 # The full tier runs the README's main job itself, host half included.
 if [ "$tier" = full ] && [ $# = 0 ] && [[ " $kernels " == *" p2p "* ]]; then
