@@ -563,6 +563,7 @@ static void nrp_free_ctrl(struct nvme_ctrl *nctrl)
 		mutex_unlock(&nrp_ctrls_lock);
 		nvmf_free_options(nctrl->opts);
 	}
+	nrp_fault_free_delay();
 	nrp_stats_free(ctrl);
 	kfree(ctrl->queues);
 	kfree(ctrl);

@@ -159,6 +159,8 @@ static void nrp_handle_rsp(struct nrp_queue *queue,
 	struct nrp_ctrl *ctrl = queue->ctrl;
 	struct nrp_request *req;
 	struct request *rq;
+	bool inv;
+	u32 inv_rkey;
 
 	rq = nvme_find_rq(nrp_queue_tags(queue), cqe->command_id);
 	if (unlikely(!rq)) {
@@ -172,12 +174,20 @@ static void nrp_handle_rsp(struct nrp_queue *queue,
 	req->status = cqe->status;
 	req->result = cqe->result;
 
-	if (wc->wc_flags & IB_WC_WITH_INVALIDATE) {
-		if (unlikely(!req->mr ||
-			     wc->ex.invalidate_rkey != req->mr->rkey)) {
+	inv = wc->wc_flags & IB_WC_WITH_INVALIDATE;
+	inv_rkey = inv ? wc->ex.invalidate_rkey : 0;
+	if (unlikely(!nrp_faults_off()) && !inv && req->mr &&
+	    nrp_fault(ctrl, NRP_FAULT_BOGUS_INV)) {
+		/* as if the target had invalidated some other key */
+		inv = true;
+		inv_rkey = ib_inc_rkey(req->mr->rkey);
+	}
+
+	if (inv) {
+		if (unlikely(!req->mr || inv_rkey != req->mr->rkey)) {
 			dev_err(ctrl->ctrl.device,
 				"queue %d: target invalidated rkey %#x, command %#x owns %#x\n",
-				nrp_qid(queue), wc->ex.invalidate_rkey,
+				nrp_qid(queue), inv_rkey,
 				cqe->command_id, req->mr ? req->mr->rkey : 0);
 			nrp_protocol_error(queue);
 		} else {
@@ -305,6 +315,33 @@ static void nrp_fail_unposted(struct nrp_queue *queue,
 	}
 }
 
+/*
+ * Fault injection: the provider takes the chain up to and including its
+ * first REG_MR and refuses everything behind it, as a send queue that
+ * fills up in the middle of a chain would.
+ */
+static int nrp_post_refused(struct nrp_queue *queue, struct ib_send_wr *head,
+			    const struct ib_send_wr **bad)
+{
+	struct ib_send_wr *wr, *rest;
+	int ret;
+
+	for (wr = head; wr && wr->opcode != IB_WR_REG_MR; wr = wr->next)
+		;
+	if (!wr) {
+		*bad = head;
+		return -ENOMEM;
+	}
+	rest = wr->next;
+	wr->next = NULL;
+	ret = ib_post_send(queue->qp, head, bad);
+	wr->next = rest;
+	if (ret)
+		return ret;
+	*bad = rest;
+	return -ENOMEM;
+}
+
 static void nrp_post_chain(struct nrp_queue *queue, struct ib_send_wr *head)
 {
 	const struct ib_send_wr *bad = NULL;
@@ -313,7 +350,10 @@ static void nrp_post_chain(struct nrp_queue *queue, struct ib_send_wr *head)
 	if (!head)
 		return;
 
-	ret = ib_post_send(queue->qp, head, &bad);
+	if (unlikely(nrp_fault(queue->ctrl, NRP_FAULT_POST)))
+		ret = nrp_post_refused(queue, head, &bad);
+	else
+		ret = ib_post_send(queue->qp, head, &bad);
 	if (likely(!ret))
 		return;
 
@@ -399,7 +439,8 @@ static blk_status_t nrp_p2p_unreachable(struct nrp_queue *queue,
 }
 
 static enum nrp_prep_result nrp_prep_rq(struct nrp_queue *queue,
-					struct request *rq, blk_status_t *sts)
+					struct request *rq, bool fail_map,
+					blk_status_t *sts)
 {
 	struct nrp_request *req = blk_mq_rq_to_pdu(rq);
 	struct nvme_command *cmd = req->sqe.buf;
@@ -425,7 +466,8 @@ static enum nrp_prep_result nrp_prep_rq(struct nrp_queue *queue,
 	if (unlikely(*sts))
 		goto out_unmap_sqe;
 
-	ret = nrp_map_data(queue, rq, cmd);
+	/* fail_map: fault injection, a mapping that fails */
+	ret = unlikely(fail_map) ? -EIO : nrp_map_data(queue, rq, cmd);
 	if (unlikely(ret)) {
 		ib_dma_unmap_single(ibdev, req->sqe.dma, sizeof(*cmd),
 				    DMA_TO_DEVICE);
@@ -481,14 +523,22 @@ static blk_status_t nrp_queue_rq(struct blk_mq_hw_ctx *hctx,
 	struct nrp_ctrl *ctrl = queue->ctrl;
 	struct request *rq = bd->rq;
 	struct ib_send_wr *head = NULL;
+	bool fail_map = false;
 	unsigned long flags;
 	blk_status_t sts;
 
 	if (!nvme_check_ready(&ctrl->ctrl, rq,
-			      test_bit(NRP_Q_LIVE, &queue->flags)))
+			      test_bit(NRP_Q_LIVE, &queue->flags))) {
+		nrp_stat_inc(ctrl, NRP_STAT_NOT_READY);
 		return nvme_fail_nonready_command(&ctrl->ctrl, rq);
+	}
 
-	switch (nrp_prep_rq(queue, rq, &sts)) {
+	/* fault injection: the last request of a batch fails its mapping */
+	if (unlikely(!nrp_faults_off()) && bd->last &&
+	    READ_ONCE(queue->sq_head))
+		fail_map = nrp_fault(ctrl, NRP_FAULT_MAP_LAST);
+
+	switch (nrp_prep_rq(queue, rq, fail_map, &sts)) {
 	case NRP_PREP_READY:
 		break;
 	case NRP_PREP_DONE:
@@ -548,7 +598,7 @@ static void nrp_queue_rqs(struct request **rqlist)
 		/* queue_rq's path sets this in blk-mq; a batch must do it */
 		rq->mq_hctx->tags->rqs[rq->tag] = rq;
 
-		switch (nrp_prep_rq(queue, rq, &sts)) {
+		switch (nrp_prep_rq(queue, rq, false, &sts)) {
 		case NRP_PREP_READY:
 			spin_lock_irqsave(&queue->sq_lock, flags);
 			nrp_chain_req(queue, blk_mq_rq_to_pdu(rq));
