@@ -530,7 +530,8 @@ static blk_status_t nrp_queue_rq(struct blk_mq_hw_ctx *hctx,
 	if (!nvme_check_ready(&ctrl->ctrl, rq,
 			      test_bit(NRP_Q_LIVE, &queue->flags))) {
 		nrp_stat_inc(ctrl, NRP_STAT_NOT_READY);
-		return nvme_fail_nonready_command(&ctrl->ctrl, rq);
+		sts = nvme_fail_nonready_command(&ctrl->ctrl, rq);
+		goto out_post_earlier;
 	}
 
 	/* fault injection: the last request of a batch fails its mapping */
@@ -542,9 +543,10 @@ static blk_status_t nrp_queue_rq(struct blk_mq_hw_ctx *hctx,
 	case NRP_PREP_READY:
 		break;
 	case NRP_PREP_DONE:
-		return BLK_STS_OK;
+		sts = BLK_STS_OK;
+		goto out_post_earlier;
 	case NRP_PREP_FAIL:
-		return sts;
+		goto out_post_earlier;
 	}
 
 	/*
@@ -559,6 +561,17 @@ static blk_status_t nrp_queue_rq(struct blk_mq_hw_ctx *hctx,
 
 	nrp_post_chain(queue, head);
 	return BLK_STS_OK;
+
+out_post_earlier:
+	/*
+	 * This request posts nothing, but blk-mq calls ->commit_rqs() only
+	 * when we return an error: one that ended here with BLK_STS_OK (a
+	 * host path error) would leave the requests of its batch unposted
+	 * until the next batch, or until they time out.
+	 */
+	if (bd->last)
+		nrp_flush_chain(queue);
+	return sts;
 }
 
 /* blk-mq stopped short of the request it announced as last: post now. */
