@@ -144,6 +144,12 @@ struct nrp_queue {
 	spinlock_t		sq_lock;
 	struct ib_send_wr	*sq_head;
 	struct ib_send_wr	*sq_tail;
+	/*
+	 * MRs whose rkey may still be valid (REG_MR posted, nothing to
+	 * invalidate it posted): never back to the pool, deregistered when
+	 * the QP goes. Under sq_lock.
+	 */
+	struct list_head	held_mrs;
 };
 
 enum nrp_stat {
@@ -164,6 +170,7 @@ enum nrp_stat {
 	NRP_STAT_RECONNECT_ATTEMPTS,
 	NRP_STAT_RECONNECTS,
 	NRP_STAT_NOT_READY,
+	NRP_STAT_MRS_HELD,
 	NRP_STAT_COUNT
 };
 

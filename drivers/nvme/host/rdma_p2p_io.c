@@ -291,6 +291,25 @@ void nrp_submit_async_event(struct nvme_ctrl *nctrl)
 }
 
 /*
+ * The REG_MR of @req was posted, its SEND was not: the rkey is valid over
+ * pages about to be unmapped, and only a LOCAL_INV or deregistration ends
+ * it. Back in the pool, the MR would be handed to the next command with
+ * that rkey alive (and a provider may refuse to register it again). The
+ * failed post started a recovery, which destroys the QP: the MR waits on
+ * the queue for nrp_destroy_queue_ib() to deregister it.
+ */
+static void nrp_hold_mr(struct nrp_queue *queue, struct nrp_request *req)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&queue->sq_lock, flags);
+	list_add_tail(&req->mr->qp_entry, &queue->held_mrs);
+	spin_unlock_irqrestore(&queue->sq_lock, flags);
+	req->mr = NULL;
+	nrp_stat_inc(queue->ctrl, NRP_STAT_MRS_HELD);
+}
+
+/*
  * Fail requests whose WRs never reached the send queue: @wr is the first
  * WR the provider refused, everything chained behind it was not posted
  * either. Every request contributes exactly one SEND, possibly preceded
@@ -299,6 +318,8 @@ void nrp_submit_async_event(struct nvme_ctrl *nctrl)
 static void nrp_fail_unposted(struct nrp_queue *queue,
 			      const struct ib_send_wr *wr)
 {
+	/* a refused SEND first in line had its REG_MR taken, if it has one */
+	bool reg_posted = wr && wr->opcode == IB_WR_SEND;
 	const struct ib_send_wr *next;
 
 	for (; wr; wr = next) {
@@ -310,6 +331,9 @@ static void nrp_fail_unposted(struct nrp_queue *queue,
 			continue;
 		req = container_of(wr, struct nrp_request, send_wr);
 		rq = blk_mq_rq_from_pdu(req);
+		if (reg_posted && req->mr)
+			nrp_hold_mr(queue, req);
+		reg_posted = false;
 		nrp_unmap_rq(queue, rq);
 		nvme_host_path_error(rq);
 	}

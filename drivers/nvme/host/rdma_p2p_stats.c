@@ -44,6 +44,7 @@ static const char * const nrp_stat_names[NRP_STAT_COUNT] = {
 	[NRP_STAT_RECONNECT_ATTEMPTS]	= "reconnect_attempts",
 	[NRP_STAT_RECONNECTS]		= "reconnects",
 	[NRP_STAT_NOT_READY]		= "not_ready",
+	[NRP_STAT_MRS_HELD]		= "mrs_held_back",
 };
 
 static const char * const nrp_fault_names[NRP_FAULT_COUNT] = {
