@@ -183,16 +183,26 @@ static void nrp_handle_rsp(struct nrp_queue *queue,
 		inv_rkey = ib_inc_rkey(req->mr->rkey);
 	}
 
+	if (unlikely(inv && (!req->mr || inv_rkey != req->mr->rkey))) {
+		/*
+		 * The target invalidated a key that is not this command's:
+		 * this command's own rkey, if it has one, is still valid, and
+		 * its MR must not go back to the pool like that. Treat the
+		 * response as one without invalidation: the command completes
+		 * only once our LOCAL_INV did. Whichever command owned the
+		 * key the target killed sees that as its own error. The
+		 * connection itself is fine, so no recovery.
+		 */
+		nrp_stat_inc(ctrl, NRP_STAT_BOGUS_INV);
+		dev_warn_ratelimited(ctrl->ctrl.device,
+				     "queue %d: target invalidated rkey %#x, command %#x owns %#x: invalidating locally\n",
+				     nrp_qid(queue), inv_rkey, cqe->command_id,
+				     req->mr ? req->mr->rkey : 0);
+		inv = false;
+	}
+
 	if (inv) {
-		if (unlikely(!req->mr || inv_rkey != req->mr->rkey)) {
-			dev_err(ctrl->ctrl.device,
-				"queue %d: target invalidated rkey %#x, command %#x owns %#x\n",
-				nrp_qid(queue), inv_rkey,
-				cqe->command_id, req->mr ? req->mr->rkey : 0);
-			nrp_protocol_error(queue);
-		} else {
-			nrp_stat_inc(ctrl, NRP_STAT_REMOTE_INV);
-		}
+		nrp_stat_inc(ctrl, NRP_STAT_REMOTE_INV);
 	} else if (req->mr) {
 		int ret = nrp_post_local_inv(queue, req);
 

@@ -33,6 +33,7 @@ static const char * const nrp_stat_names[NRP_STAT_COUNT] = {
 	[NRP_STAT_FRWR_REGS]		= "frwr_registrations",
 	[NRP_STAT_GLOBAL_RKEY]		= "global_rkey_mappings",
 	[NRP_STAT_REMOTE_INV]		= "remote_invalidations",
+	[NRP_STAT_BOGUS_INV]		= "bogus_remote_invalidations",
 	[NRP_STAT_LOCAL_INV]		= "local_invalidations",
 	[NRP_STAT_HOST_BYTES]		= "host_bytes_mapped",
 	[NRP_STAT_P2P_BYTES]		= "p2p_bytes_mapped",
