@@ -23,7 +23,14 @@
 
 static LIST_HEAD(nrp_ctrls);
 static DEFINE_MUTEX(nrp_ctrls_lock);
-/* woken whenever a listed controller is freed; module exit waits here */
+/*
+ * Controllers listed once and not yet through free_ctrl. A controller
+ * leaves the list when free_ctrl starts (nothing may find it any more)
+ * but is counted until free_ctrl is done, which is what module exit
+ * waits for. Under nrp_ctrls_lock.
+ */
+static unsigned int nrp_ctrls_alive;
+/* woken whenever nrp_ctrls_alive drops; module exit waits here */
 static DECLARE_WAIT_QUEUE_HEAD(nrp_ctrls_freed);
 
 static void nrp_free_io_queues(struct nrp_ctrl *ctrl)
@@ -555,7 +562,7 @@ static void nrp_free_ctrl(struct nvme_ctrl *nctrl)
 	nrp_stats_unregister(ctrl);
 	/*
 	 * An unlisted controller failed creation: the fabrics core still
-	 * owns and frees its options.
+	 * owns and frees its options, and module exit never waited for it.
 	 */
 	if (listed) {
 		mutex_lock(&nrp_ctrls_lock);
@@ -567,8 +574,18 @@ static void nrp_free_ctrl(struct nvme_ctrl *nctrl)
 	nrp_stats_free(ctrl);
 	kfree(ctrl->queues);
 	kfree(ctrl);
-	if (listed)
-		wake_up_all(&nrp_ctrls_freed);
+	if (!listed)
+		return;
+
+	/*
+	 * Last: module exit returns once the count is zero, and everything
+	 * after this point is module text. What remains is the unlock and
+	 * our return, which exit covers by taking the lock once more.
+	 */
+	mutex_lock(&nrp_ctrls_lock);
+	WRITE_ONCE(nrp_ctrls_alive, nrp_ctrls_alive - 1);
+	wake_up_all(&nrp_ctrls_freed);
+	mutex_unlock(&nrp_ctrls_lock);
 }
 
 static bool nrp_supports_pci_p2pdma(struct nvme_ctrl *nctrl)
@@ -718,6 +735,7 @@ struct nvme_ctrl *nrp_create_ctrl(struct device *dev,
 
 	mutex_lock(&nrp_ctrls_lock);
 	list_add_tail(&ctrl->node, &nrp_ctrls);
+	WRITE_ONCE(nrp_ctrls_alive, nrp_ctrls_alive + 1);
 	mutex_unlock(&nrp_ctrls_lock);
 
 	return &ctrl->ctrl;
@@ -775,7 +793,10 @@ void nrp_delete_all_ctrls(void)
 	 * controller, which a user of its sysfs files may still hold for a
 	 * moment after the delete: the module text must outlive it.
 	 */
-	while (!wait_event_timeout(nrp_ctrls_freed, list_empty(&nrp_ctrls),
+	while (!wait_event_timeout(nrp_ctrls_freed, !READ_ONCE(nrp_ctrls_alive),
 				   10 * HZ))
 		pr_warn("waiting for deleted controllers to be released\n");
+	/* the last free_ctrl is past its unlock once we get the lock */
+	mutex_lock(&nrp_ctrls_lock);
+	mutex_unlock(&nrp_ctrls_lock);
 }
