@@ -219,6 +219,7 @@ struct nrp_ctrl {
 
 	struct work_struct	err_work;
 	struct delayed_work	reconnect_work;
+	struct delayed_work	failfast_work;	/* see nrp_failfast_work() */
 	struct list_head	node;		/* on the module's ctrl list */
 
 	struct sockaddr_storage	dst_addr;
