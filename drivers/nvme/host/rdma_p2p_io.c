@@ -349,23 +349,25 @@ static void nrp_fail_unposted(struct nrp_queue *queue,
 	}
 }
 
+static struct ib_send_wr *nrp_first_reg(struct ib_send_wr *wr)
+{
+	while (wr && wr->opcode != IB_WR_REG_MR)
+		wr = wr->next;
+	return wr;
+}
+
 /*
  * Fault injection: the provider takes the chain up to and including its
- * first REG_MR and refuses everything behind it, as a send queue that
- * fills up in the middle of a chain would.
+ * first REG_MR (@wr) and refuses everything behind it, as a send queue
+ * that fills up in the middle of a chain would.
  */
 static int nrp_post_refused(struct nrp_queue *queue, struct ib_send_wr *head,
+			    struct ib_send_wr *wr,
 			    const struct ib_send_wr **bad)
 {
-	struct ib_send_wr *wr, *rest;
+	struct ib_send_wr *rest;
 	int ret;
 
-	for (wr = head; wr && wr->opcode != IB_WR_REG_MR; wr = wr->next)
-		;
-	if (!wr) {
-		*bad = head;
-		return -ENOMEM;
-	}
 	rest = wr->next;
 	wr->next = NULL;
 	ret = ib_post_send(queue->qp, head, bad);
@@ -384,8 +386,10 @@ static void nrp_post_chain(struct nrp_queue *queue, struct ib_send_wr *head)
 	if (!head)
 		return;
 
-	if (unlikely(nrp_fault(queue->ctrl, NRP_FAULT_POST)))
-		ret = nrp_post_refused(queue, head, &bad);
+	/* fault injection: only chains with a registration qualify */
+	if (unlikely(!nrp_faults_off()) && nrp_first_reg(head) &&
+	    nrp_fault(queue->ctrl, NRP_FAULT_POST))
+		ret = nrp_post_refused(queue, head, nrp_first_reg(head), &bad);
 	else
 		ret = ib_post_send(queue->qp, head, &bad);
 	if (likely(!ret))
