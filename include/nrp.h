@@ -139,7 +139,9 @@ struct nrp_queue {
 	struct mutex		stop_lock;	/* one drain at a time */
 	/*
 	 * Send WRs of requests queued with bd->last == false, posted as one
-	 * chain by the last request of the batch or by ->commit_rqs().
+	 * chain by the last request of the batch or by ->commit_rqs(). The
+	 * lock is only taken in process context (queue_rq, commit_rqs,
+	 * queue teardown), never from a completion: no IRQ-safe variant.
 	 */
 	spinlock_t		sq_lock;
 	struct ib_send_wr	*sq_head;

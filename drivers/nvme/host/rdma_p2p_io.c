@@ -310,11 +310,9 @@ void nrp_submit_async_event(struct nvme_ctrl *nctrl)
  */
 static void nrp_hold_mr(struct nrp_queue *queue, struct nrp_request *req)
 {
-	unsigned long flags;
-
-	spin_lock_irqsave(&queue->sq_lock, flags);
+	spin_lock(&queue->sq_lock);
 	list_add_tail(&req->mr->qp_entry, &queue->held_mrs);
-	spin_unlock_irqrestore(&queue->sq_lock, flags);
+	spin_unlock(&queue->sq_lock);
 	req->mr = NULL;
 	nrp_stat_inc(queue->ctrl, NRP_STAT_MRS_HELD);
 }
@@ -402,15 +400,22 @@ static void nrp_post_chain(struct nrp_queue *queue, struct ib_send_wr *head)
 	nrp_fail_unposted(queue, bad ? bad : head);
 }
 
-/* Append the WRs of a prepared request to the queue's unposted chain. */
+/* The WRs of a prepared request: its REG_MR if any, then its SEND. */
+static struct ib_send_wr *nrp_req_wrs(struct nrp_request *req)
+{
+	return req->mr ? &req->reg_wr.wr : &req->send_wr;
+}
+
+/*
+ * Append the WRs of a prepared request to the queue's unposted chain.
+ * sq_head is also peeked without the lock by nrp_queue_rq().
+ */
 static void nrp_chain_req(struct nrp_queue *queue, struct nrp_request *req)
 {
-	struct ib_send_wr *first = req->mr ? &req->reg_wr.wr : &req->send_wr;
-
 	if (queue->sq_tail)
-		queue->sq_tail->next = first;
+		queue->sq_tail->next = nrp_req_wrs(req);
 	else
-		queue->sq_head = first;
+		WRITE_ONCE(queue->sq_head, nrp_req_wrs(req));
 	queue->sq_tail = &req->send_wr;
 }
 
@@ -418,7 +423,7 @@ static struct ib_send_wr *nrp_take_chain(struct nrp_queue *queue)
 {
 	struct ib_send_wr *head = queue->sq_head;
 
-	queue->sq_head = NULL;
+	WRITE_ONCE(queue->sq_head, NULL);
 	queue->sq_tail = NULL;
 	return head;
 }
@@ -426,11 +431,10 @@ static struct ib_send_wr *nrp_take_chain(struct nrp_queue *queue)
 static void nrp_flush_chain(struct nrp_queue *queue)
 {
 	struct ib_send_wr *head;
-	unsigned long flags;
 
-	spin_lock_irqsave(&queue->sq_lock, flags);
+	spin_lock(&queue->sq_lock);
 	head = nrp_take_chain(queue);
-	spin_unlock_irqrestore(&queue->sq_lock, flags);
+	spin_unlock(&queue->sq_lock);
 
 	nrp_post_chain(queue, head);
 }
@@ -442,11 +446,9 @@ static void nrp_flush_chain(struct nrp_queue *queue)
  */
 void nrp_discard_unposted(struct nrp_queue *queue)
 {
-	unsigned long flags;
-
-	spin_lock_irqsave(&queue->sq_lock, flags);
+	spin_lock(&queue->sq_lock);
 	nrp_take_chain(queue);
-	spin_unlock_irqrestore(&queue->sq_lock, flags);
+	spin_unlock(&queue->sq_lock);
 }
 
 enum nrp_prep_result {
@@ -561,8 +563,8 @@ static blk_status_t nrp_queue_rq(struct blk_mq_hw_ctx *hctx,
 	struct nrp_ctrl *ctrl = queue->ctrl;
 	struct request *rq = bd->rq;
 	struct ib_send_wr *head = NULL;
+	struct nrp_request *req;
 	bool fail_map = false;
-	unsigned long flags;
 	blk_status_t sts;
 
 	if (!nvme_check_ready(&ctrl->ctrl, rq,
@@ -587,15 +589,27 @@ static blk_status_t nrp_queue_rq(struct blk_mq_hw_ctx *hctx,
 		goto out_post_earlier;
 	}
 
+	req = blk_mq_rq_to_pdu(rq);
+	/*
+	 * Alone in its batch, the common case: post it directly, no lock.
+	 * Requests chained on another CPU meanwhile (blk-mq may dispatch
+	 * to one hctx from several) are posted by that CPU's own last
+	 * request or ->commit_rqs(); a chain we miss here is not ours.
+	 */
+	if (bd->last && !READ_ONCE(queue->sq_head)) {
+		nrp_post_chain(queue, nrp_req_wrs(req));
+		return BLK_STS_OK;
+	}
+
 	/*
 	 * Hold the WRs back while blk-mq says more requests follow, so that a
 	 * whole batch costs one ib_post_send() (one doorbell).
 	 */
-	spin_lock_irqsave(&queue->sq_lock, flags);
-	nrp_chain_req(queue, blk_mq_rq_to_pdu(rq));
+	spin_lock(&queue->sq_lock);
+	nrp_chain_req(queue, req);
 	if (bd->last)
 		head = nrp_take_chain(queue);
-	spin_unlock_irqrestore(&queue->sq_lock, flags);
+	spin_unlock(&queue->sq_lock);
 
 	nrp_post_chain(queue, head);
 	return BLK_STS_OK;
@@ -617,57 +631,6 @@ static void nrp_commit_rqs(struct blk_mq_hw_ctx *hctx)
 {
 	nrp_flush_chain(hctx->driver_data);
 }
-
-#ifdef NRP_HAVE_BLK_MQ_QUEUE_RQS
-/*
- * A plugged batch: chain every request of a run that goes to the same
- * queue and post the run with one ib_post_send(). Requests that cannot be
- * prepared go back to blk-mq, which issues them one by one through
- * ->queue_rq() and so gets a proper status for each.
- */
-static void nrp_queue_rqs(struct request **rqlist)
-{
-	struct request *requeue = NULL, **requeue_tail = &requeue;
-	struct nrp_queue *run = NULL;
-	struct request *rq;
-
-	while ((rq = rq_list_pop(rqlist))) {
-		struct nrp_queue *queue = rq->mq_hctx->driver_data;
-		unsigned long flags;
-		blk_status_t sts;
-
-		if (run && run != queue)
-			nrp_flush_chain(run);
-		run = queue;
-
-		if (!test_bit(NRP_Q_LIVE, &queue->flags) ||
-		    !nvme_check_ready(&queue->ctrl->ctrl, rq, true)) {
-			rq_list_add_tail(&requeue_tail, rq);
-			continue;
-		}
-
-		/* queue_rq's path sets this in blk-mq; a batch must do it */
-		rq->mq_hctx->tags->rqs[rq->tag] = rq;
-
-		switch (nrp_prep_rq(queue, rq, false, &sts)) {
-		case NRP_PREP_READY:
-			spin_lock_irqsave(&queue->sq_lock, flags);
-			nrp_chain_req(queue, blk_mq_rq_to_pdu(rq));
-			spin_unlock_irqrestore(&queue->sq_lock, flags);
-			break;
-		case NRP_PREP_DONE:
-			break;
-		case NRP_PREP_FAIL:
-			rq_list_add_tail(&requeue_tail, rq);
-			break;
-		}
-	}
-
-	if (run)
-		nrp_flush_chain(run);
-	*rqlist = requeue;
-}
-#endif
 
 static int nrp_poll(struct blk_mq_hw_ctx *hctx, struct io_comp_batch *iob)
 {
@@ -815,9 +778,6 @@ static void nrp_map_queues(struct blk_mq_tag_set *set)
 const struct blk_mq_ops nrp_io_mq_ops = {
 	.queue_rq	= nrp_queue_rq,
 	.commit_rqs	= nrp_commit_rqs,
-#ifdef NRP_HAVE_BLK_MQ_QUEUE_RQS
-	.queue_rqs	= nrp_queue_rqs,
-#endif
 	.complete	= nrp_complete_rq,
 	.init_request	= nrp_init_request,
 	.exit_request	= nrp_exit_request,
