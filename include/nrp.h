@@ -15,6 +15,7 @@
 
 #include <linux/blk-mq.h>
 #include <linux/completion.h>
+#include <linux/jump_label.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
@@ -138,11 +139,19 @@ struct nrp_queue {
 	struct mutex		stop_lock;	/* one drain at a time */
 	/*
 	 * Send WRs of requests queued with bd->last == false, posted as one
-	 * chain by the last request of the batch or by ->commit_rqs().
+	 * chain by the last request of the batch or by ->commit_rqs(). The
+	 * lock is only taken in process context (queue_rq, commit_rqs,
+	 * queue teardown), never from a completion: no IRQ-safe variant.
 	 */
 	spinlock_t		sq_lock;
 	struct ib_send_wr	*sq_head;
 	struct ib_send_wr	*sq_tail;
+	/*
+	 * MRs whose rkey may still be valid (REG_MR posted, nothing to
+	 * invalidate it posted): never back to the pool, deregistered when
+	 * the QP goes. Under sq_lock.
+	 */
+	struct list_head	held_mrs;
 };
 
 enum nrp_stat {
@@ -152,6 +161,7 @@ enum nrp_stat {
 	NRP_STAT_FRWR_REGS,
 	NRP_STAT_GLOBAL_RKEY,
 	NRP_STAT_REMOTE_INV,
+	NRP_STAT_BOGUS_INV,
 	NRP_STAT_LOCAL_INV,
 	NRP_STAT_HOST_BYTES,
 	NRP_STAT_P2P_BYTES,
@@ -162,7 +172,23 @@ enum nrp_stat {
 	NRP_STAT_RECOVERIES,
 	NRP_STAT_RECONNECT_ATTEMPTS,
 	NRP_STAT_RECONNECTS,
+	NRP_STAT_NOT_READY,
+	NRP_STAT_MRS_HELD,
 	NRP_STAT_COUNT
+};
+
+/*
+ * Faults debugfs can ask for (fault_* files of a controller), each the
+ * number of times still to inject it.
+ */
+enum nrp_fault {
+	/* the next requests that end a batch behind unposted ones: -EIO map */
+	NRP_FAULT_MAP_LAST,
+	/* the next chains: the provider takes the first REG_MR, refuses the rest */
+	NRP_FAULT_POST,
+	/* the next responses claim the target invalidated a foreign rkey */
+	NRP_FAULT_BOGUS_INV,
+	NRP_FAULT_COUNT
 };
 
 struct nrp_stats {
@@ -195,6 +221,7 @@ struct nrp_ctrl {
 
 	struct work_struct	err_work;
 	struct delayed_work	reconnect_work;
+	struct delayed_work	failfast_work;	/* see nrp_failfast_work() */
 	struct list_head	node;		/* on the module's ctrl list */
 
 	struct sockaddr_storage	dst_addr;
@@ -202,6 +229,7 @@ struct nrp_ctrl {
 
 	struct nrp_stats __percpu *stats;
 	struct dentry		*debugfs_dir;
+	atomic_t		faults[NRP_FAULT_COUNT];
 
 	struct nvme_ctrl	ctrl;
 };
@@ -233,6 +261,22 @@ static inline void nrp_stat_add(struct nrp_ctrl *ctrl, enum nrp_stat s,
 static inline void nrp_stat_inc(struct nrp_ctrl *ctrl, enum nrp_stat s)
 {
 	nrp_stat_add(ctrl, s, 1);
+}
+
+DECLARE_STATIC_KEY_FALSE(nrp_fault_key);
+
+/* No fault was ever asked for: one patched jump, no memory access. */
+static inline bool nrp_faults_off(void)
+{
+	return !static_branch_unlikely(&nrp_fault_key);
+}
+
+/* Consume one injection of @f if debugfs asked for it. */
+static inline bool nrp_fault(struct nrp_ctrl *ctrl, enum nrp_fault f)
+{
+	if (nrp_faults_off())
+		return false;
+	return atomic_add_unless(&ctrl->faults[f], -1, 0);
 }
 
 /* rdma_p2p_main.c */
@@ -278,5 +322,6 @@ void nrp_stats_register(struct nrp_ctrl *ctrl);
 void nrp_stats_unregister(struct nrp_ctrl *ctrl);
 void nrp_stats_init(void);
 void nrp_stats_exit(void);
+void nrp_fault_free_delay(void);
 
 #endif /* NRP_H */

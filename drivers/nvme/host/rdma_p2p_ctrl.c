@@ -7,8 +7,9 @@
  * RESETTING and queues err_work, which tears all queues down and goes
  * CONNECTING; reconnect_work then retries every reconnect_delay seconds
  * until it succeeds or ctrl_loss_tmo runs out (nvmf_should_reconnect()),
- * when the controller is deleted. fast_io_fail_tmo is handled by the core
- * on entering CONNECTING.
+ * when the controller is deleted. Meanwhile queued I/O waits in quiesced
+ * I/O queues; they open again on success, when fast_io_fail_tmo expires
+ * (the core's timer, with nrp_failfast_work()) or on delete.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -23,7 +24,14 @@
 
 static LIST_HEAD(nrp_ctrls);
 static DEFINE_MUTEX(nrp_ctrls_lock);
-/* woken whenever a listed controller is freed; module exit waits here */
+/*
+ * Controllers listed once and not yet through free_ctrl. A controller
+ * leaves the list when free_ctrl starts (nothing may find it any more)
+ * but is counted until free_ctrl is done, which is what module exit
+ * waits for. Under nrp_ctrls_lock.
+ */
+static unsigned int nrp_ctrls_alive;
+/* woken whenever nrp_ctrls_alive drops; module exit waits here */
 static DECLARE_WAIT_QUEUE_HEAD(nrp_ctrls_freed);
 
 static void nrp_free_io_queues(struct nrp_ctrl *ctrl)
@@ -429,16 +437,50 @@ out_teardown_admin:
 out_reopen_queues:
 	if (!new) {
 		/*
-		 * Leave the queues open, as error recovery does: queued I/O
-		 * then sees a controller that is not ready and is requeued,
-		 * failed over or failed (fast_io_fail_tmo, delete) instead of
-		 * sitting in a quiesced queue, where a delete racing with
-		 * this attempt would wait for it forever.
+		 * Queued I/O keeps waiting in the quiesced I/O queues for the
+		 * next attempt (see nrp_failfast_work()), unless
+		 * fast_io_fail_tmo has expired: then it fails right away.
+		 * Admin commands only ever fail while we are not live, and
+		 * need no waiting room.
 		 */
-		nvme_start_queues(nctrl);
+		if (test_bit(NVME_CTRL_FAILFAST_EXPIRED, &nctrl->flags))
+			nvme_start_queues(nctrl);
 		nvme_start_admin_queue(nctrl);
 	}
 	return ret;
+}
+
+/*
+ * fast_io_fail_tmo after the controller left LIVE, the core marks it
+ * FAILFAST_EXPIRED and kicks the requeue lists: from then on queued I/O
+ * fails instead of waiting. It cannot reach quiesced queues, so this
+ * opens them then (queue_rq turns every request away with an error).
+ * The core's timer and ours start together: if ours comes first it looks
+ * again shortly.
+ */
+static void nrp_failfast_work(struct work_struct *work)
+{
+	struct nrp_ctrl *ctrl = container_of(to_delayed_work(work),
+					     struct nrp_ctrl, failfast_work);
+
+	if (nvme_ctrl_state(&ctrl->ctrl) != NVME_CTRL_CONNECTING)
+		return;
+	if (!test_bit(NVME_CTRL_FAILFAST_EXPIRED, &ctrl->ctrl.flags)) {
+		queue_delayed_work(nvme_wq, &ctrl->failfast_work, HZ / 10);
+		return;
+	}
+	dev_info(ctrl->ctrl.device,
+		 "fast_io_fail_tmo expired, failing queued I/O\n");
+	nvme_start_queues(&ctrl->ctrl);
+}
+
+/* Called on entering CONNECTING, as the core starts its own timer. */
+static void nrp_start_failfast(struct nrp_ctrl *ctrl)
+{
+	int tmo = ctrl->ctrl.opts->fast_io_fail_tmo;
+
+	if (tmo >= 0)
+		mod_delayed_work(nvme_wq, &ctrl->failfast_work, tmo * HZ);
 }
 
 static void nrp_reconnect_work(struct work_struct *work)
@@ -468,9 +510,14 @@ static void nrp_err_work(struct work_struct *work)
 
 	nvme_stop_keep_alive(&ctrl->ctrl);
 	flush_work(&ctrl->ctrl.async_event_work);
+	/*
+	 * The I/O queues stay quiesced until a reconnect succeeds, fast I/O
+	 * fail expires or the controller is deleted: open, they would
+	 * redispatch every queued request each few milliseconds for as long
+	 * as we reconnect. In-flight requests of multipath namespaces were
+	 * just cancelled and failed over; new ones find no path here.
+	 */
 	nrp_teardown_io_queues(ctrl, false);
-	/* let queued I/O fail over or wait in the requeue lists */
-	nvme_start_queues(&ctrl->ctrl);
 	nrp_teardown_admin_queue(ctrl, false);
 	nvme_start_admin_queue(&ctrl->ctrl);
 	nvme_auth_stop(&ctrl->ctrl);
@@ -482,6 +529,7 @@ static void nrp_err_work(struct work_struct *work)
 		return;
 	}
 
+	nrp_start_failfast(ctrl);
 	nrp_reconnect_or_remove(ctrl);
 }
 
@@ -523,6 +571,7 @@ static void nrp_reset_work(struct work_struct *work)
 		WARN_ON_ONCE(1);
 		return;
 	}
+	nrp_start_failfast(ctrl);
 
 	if (nrp_setup_ctrl(ctrl, false)) {
 		++ctrl->ctrl.nr_reconnects;
@@ -536,6 +585,21 @@ static void nrp_stop_ctrl(struct nvme_ctrl *nctrl)
 
 	flush_work(&ctrl->err_work);
 	cancel_delayed_work_sync(&ctrl->reconnect_work);
+	cancel_delayed_work_sync(&ctrl->failfast_work);
+
+	/*
+	 * A delete: I/O waiting in the queues quiesced by a failed attempt
+	 * must now fail (it finds the queues not live), or removing the
+	 * namespaces would wait for it forever. No attempt runs any more.
+	 */
+	switch (nvme_ctrl_state(nctrl)) {
+	case NVME_CTRL_DELETING:
+	case NVME_CTRL_DELETING_NOIO:
+		nvme_start_queues(nctrl);
+		break;
+	default:
+		break;
+	}
 }
 
 static void nrp_delete_ctrl(struct nvme_ctrl *nctrl)
@@ -555,7 +619,7 @@ static void nrp_free_ctrl(struct nvme_ctrl *nctrl)
 	nrp_stats_unregister(ctrl);
 	/*
 	 * An unlisted controller failed creation: the fabrics core still
-	 * owns and frees its options.
+	 * owns and frees its options, and module exit never waited for it.
 	 */
 	if (listed) {
 		mutex_lock(&nrp_ctrls_lock);
@@ -563,11 +627,22 @@ static void nrp_free_ctrl(struct nvme_ctrl *nctrl)
 		mutex_unlock(&nrp_ctrls_lock);
 		nvmf_free_options(nctrl->opts);
 	}
+	nrp_fault_free_delay();
 	nrp_stats_free(ctrl);
 	kfree(ctrl->queues);
 	kfree(ctrl);
-	if (listed)
-		wake_up_all(&nrp_ctrls_freed);
+	if (!listed)
+		return;
+
+	/*
+	 * Last: module exit returns once the count is zero, and everything
+	 * after this point is module text. What remains is the unlock and
+	 * our return, which exit covers by taking the lock once more.
+	 */
+	mutex_lock(&nrp_ctrls_lock);
+	WRITE_ONCE(nrp_ctrls_alive, nrp_ctrls_alive - 1);
+	wake_up_all(&nrp_ctrls_freed);
+	mutex_unlock(&nrp_ctrls_lock);
 }
 
 static bool nrp_supports_pci_p2pdma(struct nvme_ctrl *nctrl)
@@ -679,6 +754,7 @@ struct nvme_ctrl *nrp_create_ctrl(struct device *dev,
 		goto out_free_ctrl;
 
 	INIT_DELAYED_WORK(&ctrl->reconnect_work, nrp_reconnect_work);
+	INIT_DELAYED_WORK(&ctrl->failfast_work, nrp_failfast_work);
 	INIT_WORK(&ctrl->err_work, nrp_err_work);
 	INIT_WORK(&ctrl->ctrl.reset_work, nrp_reset_work);
 
@@ -717,6 +793,7 @@ struct nvme_ctrl *nrp_create_ctrl(struct device *dev,
 
 	mutex_lock(&nrp_ctrls_lock);
 	list_add_tail(&ctrl->node, &nrp_ctrls);
+	WRITE_ONCE(nrp_ctrls_alive, nrp_ctrls_alive + 1);
 	mutex_unlock(&nrp_ctrls_lock);
 
 	return &ctrl->ctrl;
@@ -774,7 +851,10 @@ void nrp_delete_all_ctrls(void)
 	 * controller, which a user of its sysfs files may still hold for a
 	 * moment after the delete: the module text must outlive it.
 	 */
-	while (!wait_event_timeout(nrp_ctrls_freed, list_empty(&nrp_ctrls),
+	while (!wait_event_timeout(nrp_ctrls_freed, !READ_ONCE(nrp_ctrls_alive),
 				   10 * HZ))
 		pr_warn("waiting for deleted controllers to be released\n");
+	/* the last free_ctrl is past its unlock once we get the lock */
+	mutex_lock(&nrp_ctrls_lock);
+	mutex_unlock(&nrp_ctrls_lock);
 }

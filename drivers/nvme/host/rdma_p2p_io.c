@@ -159,6 +159,8 @@ static void nrp_handle_rsp(struct nrp_queue *queue,
 	struct nrp_ctrl *ctrl = queue->ctrl;
 	struct nrp_request *req;
 	struct request *rq;
+	bool inv;
+	u32 inv_rkey;
 
 	rq = nvme_find_rq(nrp_queue_tags(queue), cqe->command_id);
 	if (unlikely(!rq)) {
@@ -172,17 +174,35 @@ static void nrp_handle_rsp(struct nrp_queue *queue,
 	req->status = cqe->status;
 	req->result = cqe->result;
 
-	if (wc->wc_flags & IB_WC_WITH_INVALIDATE) {
-		if (unlikely(!req->mr ||
-			     wc->ex.invalidate_rkey != req->mr->rkey)) {
-			dev_err(ctrl->ctrl.device,
-				"queue %d: target invalidated rkey %#x, command %#x owns %#x\n",
-				nrp_qid(queue), wc->ex.invalidate_rkey,
-				cqe->command_id, req->mr ? req->mr->rkey : 0);
-			nrp_protocol_error(queue);
-		} else {
-			nrp_stat_inc(ctrl, NRP_STAT_REMOTE_INV);
-		}
+	inv = wc->wc_flags & IB_WC_WITH_INVALIDATE;
+	inv_rkey = inv ? wc->ex.invalidate_rkey : 0;
+	if (unlikely(!nrp_faults_off()) && !inv && req->mr &&
+	    nrp_fault(ctrl, NRP_FAULT_BOGUS_INV)) {
+		/* as if the target had invalidated some other key */
+		inv = true;
+		inv_rkey = ib_inc_rkey(req->mr->rkey);
+	}
+
+	if (unlikely(inv && (!req->mr || inv_rkey != req->mr->rkey))) {
+		/*
+		 * The target invalidated a key that is not this command's:
+		 * this command's own rkey, if it has one, is still valid, and
+		 * its MR must not go back to the pool like that. Treat the
+		 * response as one without invalidation: the command completes
+		 * only once our LOCAL_INV did. Whichever command owned the
+		 * key the target killed sees that as its own error. The
+		 * connection itself is fine, so no recovery.
+		 */
+		nrp_stat_inc(ctrl, NRP_STAT_BOGUS_INV);
+		dev_warn_ratelimited(ctrl->ctrl.device,
+				     "queue %d: target invalidated rkey %#x, command %#x owns %#x: invalidating locally\n",
+				     nrp_qid(queue), inv_rkey, cqe->command_id,
+				     req->mr ? req->mr->rkey : 0);
+		inv = false;
+	}
+
+	if (inv) {
+		nrp_stat_inc(ctrl, NRP_STAT_REMOTE_INV);
 	} else if (req->mr) {
 		int ret = nrp_post_local_inv(queue, req);
 
@@ -281,6 +301,23 @@ void nrp_submit_async_event(struct nvme_ctrl *nctrl)
 }
 
 /*
+ * The REG_MR of @req was posted, its SEND was not: the rkey is valid over
+ * pages about to be unmapped, and only a LOCAL_INV or deregistration ends
+ * it. Back in the pool, the MR would be handed to the next command with
+ * that rkey alive (and a provider may refuse to register it again). The
+ * failed post started a recovery, which destroys the QP: the MR waits on
+ * the queue for nrp_destroy_queue_ib() to deregister it.
+ */
+static void nrp_hold_mr(struct nrp_queue *queue, struct nrp_request *req)
+{
+	spin_lock(&queue->sq_lock);
+	list_add_tail(&req->mr->qp_entry, &queue->held_mrs);
+	spin_unlock(&queue->sq_lock);
+	req->mr = NULL;
+	nrp_stat_inc(queue->ctrl, NRP_STAT_MRS_HELD);
+}
+
+/*
  * Fail requests whose WRs never reached the send queue: @wr is the first
  * WR the provider refused, everything chained behind it was not posted
  * either. Every request contributes exactly one SEND, possibly preceded
@@ -289,6 +326,8 @@ void nrp_submit_async_event(struct nvme_ctrl *nctrl)
 static void nrp_fail_unposted(struct nrp_queue *queue,
 			      const struct ib_send_wr *wr)
 {
+	/* a refused SEND first in line had its REG_MR taken, if it has one */
+	bool reg_posted = wr && wr->opcode == IB_WR_SEND;
 	const struct ib_send_wr *next;
 
 	for (; wr; wr = next) {
@@ -300,9 +339,41 @@ static void nrp_fail_unposted(struct nrp_queue *queue,
 			continue;
 		req = container_of(wr, struct nrp_request, send_wr);
 		rq = blk_mq_rq_from_pdu(req);
+		if (reg_posted && req->mr)
+			nrp_hold_mr(queue, req);
+		reg_posted = false;
 		nrp_unmap_rq(queue, rq);
 		nvme_host_path_error(rq);
 	}
+}
+
+static struct ib_send_wr *nrp_first_reg(struct ib_send_wr *wr)
+{
+	while (wr && wr->opcode != IB_WR_REG_MR)
+		wr = wr->next;
+	return wr;
+}
+
+/*
+ * Fault injection: the provider takes the chain up to and including its
+ * first REG_MR (@wr) and refuses everything behind it, as a send queue
+ * that fills up in the middle of a chain would.
+ */
+static int nrp_post_refused(struct nrp_queue *queue, struct ib_send_wr *head,
+			    struct ib_send_wr *wr,
+			    const struct ib_send_wr **bad)
+{
+	struct ib_send_wr *rest;
+	int ret;
+
+	rest = wr->next;
+	wr->next = NULL;
+	ret = ib_post_send(queue->qp, head, bad);
+	wr->next = rest;
+	if (ret)
+		return ret;
+	*bad = rest;
+	return -ENOMEM;
 }
 
 static void nrp_post_chain(struct nrp_queue *queue, struct ib_send_wr *head)
@@ -313,7 +384,12 @@ static void nrp_post_chain(struct nrp_queue *queue, struct ib_send_wr *head)
 	if (!head)
 		return;
 
-	ret = ib_post_send(queue->qp, head, &bad);
+	/* fault injection: only chains with a registration qualify */
+	if (unlikely(!nrp_faults_off()) && nrp_first_reg(head) &&
+	    nrp_fault(queue->ctrl, NRP_FAULT_POST))
+		ret = nrp_post_refused(queue, head, nrp_first_reg(head), &bad);
+	else
+		ret = ib_post_send(queue->qp, head, &bad);
 	if (likely(!ret))
 		return;
 
@@ -324,15 +400,22 @@ static void nrp_post_chain(struct nrp_queue *queue, struct ib_send_wr *head)
 	nrp_fail_unposted(queue, bad ? bad : head);
 }
 
-/* Append the WRs of a prepared request to the queue's unposted chain. */
+/* The WRs of a prepared request: its REG_MR if any, then its SEND. */
+static struct ib_send_wr *nrp_req_wrs(struct nrp_request *req)
+{
+	return req->mr ? &req->reg_wr.wr : &req->send_wr;
+}
+
+/*
+ * Append the WRs of a prepared request to the queue's unposted chain.
+ * sq_head is also peeked without the lock by nrp_queue_rq().
+ */
 static void nrp_chain_req(struct nrp_queue *queue, struct nrp_request *req)
 {
-	struct ib_send_wr *first = req->mr ? &req->reg_wr.wr : &req->send_wr;
-
 	if (queue->sq_tail)
-		queue->sq_tail->next = first;
+		queue->sq_tail->next = nrp_req_wrs(req);
 	else
-		queue->sq_head = first;
+		WRITE_ONCE(queue->sq_head, nrp_req_wrs(req));
 	queue->sq_tail = &req->send_wr;
 }
 
@@ -340,7 +423,7 @@ static struct ib_send_wr *nrp_take_chain(struct nrp_queue *queue)
 {
 	struct ib_send_wr *head = queue->sq_head;
 
-	queue->sq_head = NULL;
+	WRITE_ONCE(queue->sq_head, NULL);
 	queue->sq_tail = NULL;
 	return head;
 }
@@ -348,11 +431,10 @@ static struct ib_send_wr *nrp_take_chain(struct nrp_queue *queue)
 static void nrp_flush_chain(struct nrp_queue *queue)
 {
 	struct ib_send_wr *head;
-	unsigned long flags;
 
-	spin_lock_irqsave(&queue->sq_lock, flags);
+	spin_lock(&queue->sq_lock);
 	head = nrp_take_chain(queue);
-	spin_unlock_irqrestore(&queue->sq_lock, flags);
+	spin_unlock(&queue->sq_lock);
 
 	nrp_post_chain(queue, head);
 }
@@ -364,11 +446,9 @@ static void nrp_flush_chain(struct nrp_queue *queue)
  */
 void nrp_discard_unposted(struct nrp_queue *queue)
 {
-	unsigned long flags;
-
-	spin_lock_irqsave(&queue->sq_lock, flags);
+	spin_lock(&queue->sq_lock);
 	nrp_take_chain(queue);
-	spin_unlock_irqrestore(&queue->sq_lock, flags);
+	spin_unlock(&queue->sq_lock);
 }
 
 enum nrp_prep_result {
@@ -399,7 +479,8 @@ static blk_status_t nrp_p2p_unreachable(struct nrp_queue *queue,
 }
 
 static enum nrp_prep_result nrp_prep_rq(struct nrp_queue *queue,
-					struct request *rq, blk_status_t *sts)
+					struct request *rq, bool fail_map,
+					blk_status_t *sts)
 {
 	struct nrp_request *req = blk_mq_rq_to_pdu(rq);
 	struct nvme_command *cmd = req->sqe.buf;
@@ -425,7 +506,8 @@ static enum nrp_prep_result nrp_prep_rq(struct nrp_queue *queue,
 	if (unlikely(*sts))
 		goto out_unmap_sqe;
 
-	ret = nrp_map_data(queue, rq, cmd);
+	/* fail_map: fault injection, a mapping that fails */
+	ret = unlikely(fail_map) ? -EIO : nrp_map_data(queue, rq, cmd);
 	if (unlikely(ret)) {
 		ib_dma_unmap_single(ibdev, req->sqe.dma, sizeof(*cmd),
 				    DMA_TO_DEVICE);
@@ -481,34 +563,67 @@ static blk_status_t nrp_queue_rq(struct blk_mq_hw_ctx *hctx,
 	struct nrp_ctrl *ctrl = queue->ctrl;
 	struct request *rq = bd->rq;
 	struct ib_send_wr *head = NULL;
-	unsigned long flags;
+	struct nrp_request *req;
+	bool fail_map = false;
 	blk_status_t sts;
 
 	if (!nvme_check_ready(&ctrl->ctrl, rq,
-			      test_bit(NRP_Q_LIVE, &queue->flags)))
-		return nvme_fail_nonready_command(&ctrl->ctrl, rq);
+			      test_bit(NRP_Q_LIVE, &queue->flags))) {
+		nrp_stat_inc(ctrl, NRP_STAT_NOT_READY);
+		sts = nvme_fail_nonready_command(&ctrl->ctrl, rq);
+		goto out_post_earlier;
+	}
 
-	switch (nrp_prep_rq(queue, rq, &sts)) {
+	/* fault injection: the last request of a batch fails its mapping */
+	if (unlikely(!nrp_faults_off()) && bd->last &&
+	    READ_ONCE(queue->sq_head))
+		fail_map = nrp_fault(ctrl, NRP_FAULT_MAP_LAST);
+
+	switch (nrp_prep_rq(queue, rq, fail_map, &sts)) {
 	case NRP_PREP_READY:
 		break;
 	case NRP_PREP_DONE:
-		return BLK_STS_OK;
+		sts = BLK_STS_OK;
+		goto out_post_earlier;
 	case NRP_PREP_FAIL:
-		return sts;
+		goto out_post_earlier;
+	}
+
+	req = blk_mq_rq_to_pdu(rq);
+	/*
+	 * Alone in its batch, the common case: post it directly, no lock.
+	 * Requests chained on another CPU meanwhile (blk-mq may dispatch
+	 * to one hctx from several) are posted by that CPU's own last
+	 * request or ->commit_rqs(); a chain we miss here is not ours.
+	 */
+	if (bd->last && !READ_ONCE(queue->sq_head)) {
+		nrp_post_chain(queue, nrp_req_wrs(req));
+		return BLK_STS_OK;
 	}
 
 	/*
 	 * Hold the WRs back while blk-mq says more requests follow, so that a
 	 * whole batch costs one ib_post_send() (one doorbell).
 	 */
-	spin_lock_irqsave(&queue->sq_lock, flags);
-	nrp_chain_req(queue, blk_mq_rq_to_pdu(rq));
+	spin_lock(&queue->sq_lock);
+	nrp_chain_req(queue, req);
 	if (bd->last)
 		head = nrp_take_chain(queue);
-	spin_unlock_irqrestore(&queue->sq_lock, flags);
+	spin_unlock(&queue->sq_lock);
 
 	nrp_post_chain(queue, head);
 	return BLK_STS_OK;
+
+out_post_earlier:
+	/*
+	 * This request posts nothing, but blk-mq calls ->commit_rqs() only
+	 * when we return an error: one that ended here with BLK_STS_OK (a
+	 * host path error) would leave the requests of its batch unposted
+	 * until the next batch, or until they time out.
+	 */
+	if (bd->last)
+		nrp_flush_chain(queue);
+	return sts;
 }
 
 /* blk-mq stopped short of the request it announced as last: post now. */
@@ -516,57 +631,6 @@ static void nrp_commit_rqs(struct blk_mq_hw_ctx *hctx)
 {
 	nrp_flush_chain(hctx->driver_data);
 }
-
-#ifdef NRP_HAVE_BLK_MQ_QUEUE_RQS
-/*
- * A plugged batch: chain every request of a run that goes to the same
- * queue and post the run with one ib_post_send(). Requests that cannot be
- * prepared go back to blk-mq, which issues them one by one through
- * ->queue_rq() and so gets a proper status for each.
- */
-static void nrp_queue_rqs(struct request **rqlist)
-{
-	struct request *requeue = NULL, **requeue_tail = &requeue;
-	struct nrp_queue *run = NULL;
-	struct request *rq;
-
-	while ((rq = rq_list_pop(rqlist))) {
-		struct nrp_queue *queue = rq->mq_hctx->driver_data;
-		unsigned long flags;
-		blk_status_t sts;
-
-		if (run && run != queue)
-			nrp_flush_chain(run);
-		run = queue;
-
-		if (!test_bit(NRP_Q_LIVE, &queue->flags) ||
-		    !nvme_check_ready(&queue->ctrl->ctrl, rq, true)) {
-			rq_list_add_tail(&requeue_tail, rq);
-			continue;
-		}
-
-		/* queue_rq's path sets this in blk-mq; a batch must do it */
-		rq->mq_hctx->tags->rqs[rq->tag] = rq;
-
-		switch (nrp_prep_rq(queue, rq, &sts)) {
-		case NRP_PREP_READY:
-			spin_lock_irqsave(&queue->sq_lock, flags);
-			nrp_chain_req(queue, blk_mq_rq_to_pdu(rq));
-			spin_unlock_irqrestore(&queue->sq_lock, flags);
-			break;
-		case NRP_PREP_DONE:
-			break;
-		case NRP_PREP_FAIL:
-			rq_list_add_tail(&requeue_tail, rq);
-			break;
-		}
-	}
-
-	if (run)
-		nrp_flush_chain(run);
-	*rqlist = requeue;
-}
-#endif
 
 static int nrp_poll(struct blk_mq_hw_ctx *hctx, struct io_comp_batch *iob)
 {
@@ -714,9 +778,6 @@ static void nrp_map_queues(struct blk_mq_tag_set *set)
 const struct blk_mq_ops nrp_io_mq_ops = {
 	.queue_rq	= nrp_queue_rq,
 	.commit_rqs	= nrp_commit_rqs,
-#ifdef NRP_HAVE_BLK_MQ_QUEUE_RQS
-	.queue_rqs	= nrp_queue_rqs,
-#endif
 	.complete	= nrp_complete_rq,
 	.init_request	= nrp_init_request,
 	.exit_request	= nrp_exit_request,

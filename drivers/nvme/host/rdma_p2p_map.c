@@ -212,10 +212,16 @@ static int nrp_map_frwr(struct nrp_queue *queue, struct nrp_request *req,
 	struct ib_mr *mr;
 	int mapped;
 
-	/* the pool holds one MR per queue slot, so running dry is a bug */
+	/*
+	 * The pool holds one MR per queue slot, so running dry is a bug,
+	 * unless MRs are held back after a failed post: the queue is then
+	 * about to be recovered, and the request waits for that.
+	 */
 	mr = ib_mr_pool_get(queue->qp, &queue->qp->rdma_mrs);
-	if (WARN_ON_ONCE(!mr))
+	if (unlikely(!mr)) {
+		WARN_ON_ONCE(list_empty(&queue->held_mrs));
 		return -EAGAIN;
+	}
 
 	/*
 	 * 4K MR pages match the NVMe controller page size, which is also

@@ -307,6 +307,7 @@ static int nrp_create_queue_ib(struct nrp_queue *queue)
 	}
 
 	queue->mr_pages = nrp_queue_mr_pages(queue, ibdev);
+	INIT_LIST_HEAD(&queue->held_mrs);
 	ret = ib_mr_pool_init(queue->qp, &queue->qp->rdma_mrs, queue->depth,
 			      IB_MR_TYPE_MEM_REG, queue->mr_pages, 0);
 	if (ret) {
@@ -341,11 +342,20 @@ out_put_device:
 static void nrp_destroy_queue_ib(struct nrp_queue *queue)
 {
 	struct ib_device *ibdev;
+	struct ib_mr *mr, *tmp;
 
 	if (!test_and_clear_bit(NRP_Q_IB_READY, &queue->flags))
 		return;
 
 	ibdev = queue->dev->ibdev;
+	/*
+	 * Held MRs rejoin the pool only to be deregistered with it, which
+	 * kills their rkeys; the QP is drained, nothing can take them.
+	 */
+	list_for_each_entry_safe(mr, tmp, &queue->held_mrs, qp_entry) {
+		list_del(&mr->qp_entry);
+		ib_mr_pool_put(queue->qp, &queue->qp->rdma_mrs, mr);
+	}
 	ib_mr_pool_destroy(queue->qp, &queue->qp->rdma_mrs);
 	ib_destroy_qp(queue->qp);
 	queue->qp = NULL;

@@ -11,12 +11,16 @@
  * command end with our own LOCAL_INV, as with a target that does not
  * invalidate remotely.
  *
+ * The fault_* files inject faults for the tests, see enum nrp_fault; the
+ * module-wide fault_free_delay_ms makes freeing a controller slow.
+ *
  * Whether this kernel can do P2PDMA at all is shown read-only in
  * /sys/module/<module>/parameters/p2p.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/moduleparam.h>
 #include <linux/seq_file.h>
 
@@ -29,6 +33,7 @@ static const char * const nrp_stat_names[NRP_STAT_COUNT] = {
 	[NRP_STAT_FRWR_REGS]		= "frwr_registrations",
 	[NRP_STAT_GLOBAL_RKEY]		= "global_rkey_mappings",
 	[NRP_STAT_REMOTE_INV]		= "remote_invalidations",
+	[NRP_STAT_BOGUS_INV]		= "bogus_remote_invalidations",
 	[NRP_STAT_LOCAL_INV]		= "local_invalidations",
 	[NRP_STAT_HOST_BYTES]		= "host_bytes_mapped",
 	[NRP_STAT_P2P_BYTES]		= "p2p_bytes_mapped",
@@ -39,9 +44,22 @@ static const char * const nrp_stat_names[NRP_STAT_COUNT] = {
 	[NRP_STAT_RECOVERIES]		= "recoveries",
 	[NRP_STAT_RECONNECT_ATTEMPTS]	= "reconnect_attempts",
 	[NRP_STAT_RECONNECTS]		= "reconnects",
+	[NRP_STAT_NOT_READY]		= "not_ready",
+	[NRP_STAT_MRS_HELD]		= "mrs_held_back",
+};
+
+static const char * const nrp_fault_names[NRP_FAULT_COUNT] = {
+	[NRP_FAULT_MAP_LAST]	= "fault_map_last",
+	[NRP_FAULT_POST]	= "fault_post",
+	[NRP_FAULT_BOGUS_INV]	= "fault_bogus_inv",
 };
 
 static struct dentry *nrp_debugfs_root;
+
+/* enabled for good by the first fault asked for: tests only */
+DEFINE_STATIC_KEY_FALSE(nrp_fault_key);
+
+static u32 nrp_free_delay_ms;
 
 static const char *nrp_p2p_status(void)
 {
@@ -125,6 +143,39 @@ static int nrp_limits_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(nrp_limits);
 
+static int nrp_fault_get(void *data, u64 *val)
+{
+	*val = atomic_read(data);
+	return 0;
+}
+
+static int nrp_fault_set(void *data, u64 val)
+{
+	if (val > INT_MAX)
+		return -EINVAL;
+	if (val)
+		static_branch_enable(&nrp_fault_key);
+	atomic_set(data, val);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(nrp_fault_fops, nrp_fault_get, nrp_fault_set,
+			 "%llu\n");
+
+/*
+ * Called where a controller's memory is about to be freed: a slow free
+ * makes the window between a controller leaving the list and its last
+ * instruction wide enough for module exit to race with it.
+ */
+void nrp_fault_free_delay(void)
+{
+	u32 ms = READ_ONCE(nrp_free_delay_ms);
+
+	if (!ms)
+		return;
+	pr_info("fault: freeing a controller in %u ms\n", ms);
+	msleep(ms);
+}
+
 /*
  * debugfs is a debugging aid: failures are logged by debugfs itself and
  * never fail a controller.
@@ -132,6 +183,7 @@ DEFINE_SHOW_ATTRIBUTE(nrp_limits);
 void nrp_stats_register(struct nrp_ctrl *ctrl)
 {
 	struct dentry *dir;
+	int f;
 
 	if (IS_ERR_OR_NULL(nrp_debugfs_root))
 		return;
@@ -143,6 +195,9 @@ void nrp_stats_register(struct nrp_ctrl *ctrl)
 	debugfs_create_file("stats", 0444, dir, ctrl, &nrp_stats_fops);
 	debugfs_create_file("limits", 0444, dir, ctrl, &nrp_limits_fops);
 	debugfs_create_bool("remote_invalidate", 0644, dir, &ctrl->remote_inv);
+	for (f = 0; f < NRP_FAULT_COUNT; f++)
+		debugfs_create_file_unsafe(nrp_fault_names[f], 0644, dir,
+					   &ctrl->faults[f], &nrp_fault_fops);
 	ctrl->debugfs_dir = dir;
 }
 
@@ -161,6 +216,9 @@ void nrp_stats_init(void)
 	nrp_debugfs_root = debugfs_create_dir("nvme-rdma-p2p", NULL);
 	if (IS_ERR(nrp_debugfs_root))
 		nrp_debugfs_root = NULL;
+	else
+		debugfs_create_u32("fault_free_delay_ms", 0644,
+				   nrp_debugfs_root, &nrp_free_delay_ms);
 
 	pr_info("P2PDMA %s\n", nrp_p2p_status());
 }
