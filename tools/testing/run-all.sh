@@ -234,9 +234,13 @@ fi
 # In the check tier a kernel with a siw pass runs the transport tests over
 # siw only: over rxe they run on the stock kernel, built from the same
 # source, so every test still runs on both primary kernels' code paths
-# while the boot spends its time on what only it can show (P2P, siw).
+# while the boot spends its time on what only it can show (P2P, siw). The
+# same holds for the fault-injection tests of the transport's own error
+# paths, which run over rxe on the stock kernel (and everywhere in full).
 siw_only=
 [ "$tier" = check ] && siw_only=1
+rxe_on_stock=("${siw_all[@]}" batch_map_fail post_fail_mr bogus_invalidation
+	exit_during_free reconnect_quiesced)
 
 # One guest boot of kernel $1 runs the whole in-guest suite.
 guest_part() { # KERNEL TEST...
@@ -261,7 +265,7 @@ guest_part() { # KERNEL TEST...
 		if [ -n "$siw_only" ] && [ $# = 0 ]; then
 			local rxe=()
 			for t in "${tests[@]}"; do
-				[[ " ${siw_all[*]} " == *" $t "* ]] || rxe+=("$t")
+				[[ " ${rxe_on_stock[*]} " == *" $t "* ]] || rxe+=("$t")
 			done
 			tests=("${rxe[@]}")
 		fi
