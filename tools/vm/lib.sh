@@ -9,7 +9,8 @@ NRP_CACHE=${NRP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nvme-rdma-p2p}
 # installs the newest one of the series), so no release is pinned here.
 NRP_SERIES=${NRP_SERIES:-6.1}
 NRP_SRC_TARBALL=${NRP_SRC_TARBALL:-/usr/src/linux-source-$NRP_SERIES.tar.xz}
-NRP_STOCK_KVER=${NRP_STOCK_KVER:-$("$NRP_TOP/scripts/kernel-series.sh" installed "$NRP_SERIES" 2>/dev/null)}
+# (empty before the set-up installed it: callers that need it say so)
+NRP_STOCK_KVER=${NRP_STOCK_KVER:-$("$NRP_TOP/scripts/kernel-series.sh" installed "$NRP_SERIES" 2>/dev/null || true)}
 
 nrp_die() { echo "error: $*" >&2; exit 1; }
 nrp_log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
