@@ -27,11 +27,18 @@ nrp_src_tree() {
 	ver=$(nrp_src_pkgver) || exit 1
 	dir=$NRP_CACHE/src/linux-source-$NRP_SERIES-$ver
 	if [ ! -e "$dir/.extracted" ]; then
-		[ -r "$NRP_SRC_TARBALL" ] || nrp_die "$NRP_SRC_TARBALL missing"
-		nrp_log "extracting $NRP_SRC_TARBALL to $dir"
-		rm -rf "$dir.tmp" && mkdir -p "$dir.tmp"
-		tar -xJf "$NRP_SRC_TARBALL" -C "$dir.tmp" --strip-components=1
-		rm -rf "$dir" && mv "$dir.tmp" "$dir" && touch "$dir/.extracted"
+		# One extraction at a time: a background kernel build and the
+		# host tests' style check may both want the tree first.
+		mkdir -p "$NRP_CACHE/src"
+		(
+			flock 9
+			[ -e "$dir/.extracted" ] && exit 0
+			[ -r "$NRP_SRC_TARBALL" ] || nrp_die "$NRP_SRC_TARBALL missing"
+			nrp_log "extracting $NRP_SRC_TARBALL to $dir"
+			rm -rf "$dir.tmp" && mkdir -p "$dir.tmp" &&
+				tar -xJf "$NRP_SRC_TARBALL" -C "$dir.tmp" --strip-components=1 &&
+				rm -rf "$dir" && mv "$dir.tmp" "$dir" && touch "$dir/.extracted"
+		) 9>"$NRP_CACHE/src/.lock" || nrp_die "extracting $NRP_SRC_TARBALL failed"
 	fi
 	echo "$dir"
 }
