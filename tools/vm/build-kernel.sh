@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Build (or reuse) a guest kernel flavour from linux-source-6.1.
+# Build (or reuse) a guest kernel flavour from linux-source-$NRP_SERIES
+# (6.1 unless the environment says otherwise).
 #
-#   tools/vm/build-kernel.sh p2p|debug
+#   [NRP_SERIES=6.12] tools/vm/build-kernel.sh p2p|debug
 #
 # The result lives in $NRP_CACHE/kernel/<flavour>-<key>/, where key hashes
 # the source version, the config fragments and this script: nothing is
@@ -83,9 +84,14 @@ make -s -C "$src" O="$obj" INSTALL_MOD_PATH="$kdir/mods" \
 make -s -C "$src" O="$obj" kernelrelease >"$kdir/kernelrelease"
 cp "$obj/arch/x86/boot/bzImage" "$kdir/bzImage"
 nrp_log "$flavour kernel $(cat "$kdir/kernelrelease") built in $((SECONDS - start)) s"
+echo "$NRP_SERIES" >"$kdir/series"
 touch "$kdir/.done"
-# Older builds of this flavour are dead weight once their key changed.
+# Older builds of this flavour and series are dead weight once their key
+# changed; the other series' builds are not. (Builds from before the series
+# was recorded are all 6.1.)
 for old in "$NRP_CACHE/kernel/$flavour"-*; do
-	[ "$old" = "$kdir" ] || rm -rf "$old"
+	[ "$old" = "$kdir" ] && continue
+	[ "$(cat "$old/series" 2>/dev/null || echo 6.1)" = "$NRP_SERIES" ] || continue
+	rm -rf "$old"
 done
 echo "$kdir"
