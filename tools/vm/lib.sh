@@ -46,11 +46,15 @@ nrp_src_tree() {
 # Config fragments that make up a guest kernel flavour, in order.
 nrp_flavour_fragments() {
 	local c=$NRP_TOP/tools/vm/config
+	local f
 	case "$1" in
-	p2p)	echo "$c/p2p.config" ;;
-	debug)	echo "$c/p2p.config $c/debug.config" ;;
+	p2p)	f="$c/p2p.config" ;;
+	debug)	f="$c/p2p.config $c/debug.config" ;;
 	*)	nrp_die "unknown guest kernel flavour '$1' (p2p, debug)" ;;
 	esac
+	# what one series names differently from the other
+	[ ! -e "$c/p2p-$NRP_SERIES.config" ] || f="$f $c/p2p-$NRP_SERIES.config"
+	echo "$f"
 }
 
 # Bump when the way a kernel is built changes (make targets, install
