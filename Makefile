@@ -31,7 +31,8 @@ GEN := $(TOP)/.gen/$(if $(KREL),$(KREL),unknown)
 
 KBUILD_ARGS := -C $(KDIR) M=$(TOP) NVME_RDMA_P2P_GEN=$(GEN)
 
-.PHONY: all modules gen install clean check-style check check-full demo bench
+.PHONY: all modules gen install clean check-style check check-full demo bench \
+	htmldocs
 
 all: modules
 
@@ -64,3 +65,12 @@ demo:
 
 bench:
 	@$(TOP)/tools/bench/run.sh
+
+# The rst documentation, as the kernel builds its own: warnings are errors.
+htmldocs:
+	@command -v sphinx-build >/dev/null || { \
+		echo "sphinx-build is missing: apt-get install python3-sphinx (tools/setup.sh --no-kernel installs it)" >&2; \
+		exit 1; }
+	sphinx-build -W --keep-going -q -b html $(TOP)/Documentation \
+		$(TOP)/Documentation/output
+	@echo "documentation: $(TOP)/Documentation/output/index.html"
