@@ -23,7 +23,9 @@ inst=${ctrl#nvme}
 for e in nrp_submit nrp_map nrp_p2p_refused nrp_complete nrp_error_recovery nrp_reconnect; do
 	[ -e $E/$e/format ] || nrp_fail "event $e missing"
 done
-echo "events: $(ls $E | grep -v -e enable -e filter | tr '\n' ' ')"
+evs=
+for e in "$E"/nrp_*/; do evs+=" $(basename "$e")"; done
+echo "events:$evs"
 
 # Tracing to the ring buffer only while the one I/O runs.
 trace_io() { # SEEK
