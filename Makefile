@@ -34,7 +34,7 @@ GEN := $(TOP)/.gen/$(if $(KREL),$(KREL),unknown)
 
 KBUILD_ARGS := -C $(KDIR) M=$(TOP) NVME_RDMA_P2P_GEN=$(GEN)
 
-.PHONY: all modules gen install install-modprobe-conf uninstall sign clean \
+.PHONY: all modules gen install install-modprobe-conf uninstall sign clean clean-objs \
 	check-style check check-full demo bench
 
 all: modules
@@ -84,8 +84,12 @@ sign: modules
 		{ echo "nvme-rdma-p2p: $(KDIR)/scripts/sign-file missing (install the kernel's headers)" >&2; exit 1; }
 	$(KDIR)/scripts/sign-file $(SIGN_HASH) $(KEY) $(CERT) $(TOP)/nvme-rdma-p2p.ko
 
-clean:
+# clean-objs keeps .gen/: it is keyed by kernel release and source stamp,
+# so it stays valid and spares extracting linux-source again (DKMS).
+clean-objs:
 	$(if $(wildcard $(KDIR)/Makefile),$(MAKE) $(KBUILD_ARGS) clean)
+
+clean: clean-objs
 	rm -rf $(TOP)/.gen
 
 check-style: gen
