@@ -4,6 +4,9 @@
 #
 #   make [KDIR=/path/to/kernel/build] [KSRC=/path/to/kernel/source]
 #   make install          install into /lib/modules/<kernelrelease>/updates
+#                         (MODPROBE_CONF=1: and the modprobe.d drop-in)
+#   make uninstall        remove both again
+#   make sign KEY= CERT=  sign the module (Secure Boot: a key enrolled as MOK)
 #   make check-style      checkpatch --strict, sparse, W=1: all must be clean
 #   make check            the test suite in QEMU guests (CI's tier)
 #   make check-full       everything: all tests on every kernel and over siw
@@ -31,8 +34,8 @@ GEN := $(TOP)/.gen/$(if $(KREL),$(KREL),unknown)
 
 KBUILD_ARGS := -C $(KDIR) M=$(TOP) NVME_RDMA_P2P_GEN=$(GEN)
 
-.PHONY: all modules gen install clean check-style check check-full demo bench \
-	htmldocs
+.PHONY: all modules gen install install-modprobe-conf uninstall sign clean clean-objs \
+	check-style check check-full demo bench htmldocs
 
 all: modules
 
@@ -44,11 +47,49 @@ gen:
 modules: gen
 	$(MAKE) $(KBUILD_ARGS) modules
 
+# Where "make install" puts things, under INSTALL_MOD_PATH (a staging root
+# for packagers and tests; empty for the running system).
+MOD_DEST := $(INSTALL_MOD_PATH)/lib/modules/$(KREL)/updates
+MODPROBE_CONF_DEST := $(INSTALL_MOD_PATH)/etc/modprobe.d/nvme-rdma-p2p.conf
+DEPMOD ?= /sbin/depmod
+
 install: modules
 	$(MAKE) $(KBUILD_ARGS) INSTALL_MOD_DIR=updates modules_install
+ifeq ($(MODPROBE_CONF),1)
+	$(MAKE) -f $(TOP)/Makefile install-modprobe-conf
+endif
 
-clean:
+# The drop-in makes "-t rdma" load this module instead of the in-tree
+# nvme-rdma: only when asked for, as it changes what every rdma connect gets.
+install-modprobe-conf:
+	install -D -m 0644 $(TOP)/tools/modprobe.d/nvme-rdma-p2p.conf \
+		$(MODPROBE_CONF_DEST)
+
+uninstall:
+	@test -n "$(KREL)" || { echo "nvme-rdma-p2p: no kernel release in KDIR='$(KDIR)'" >&2; exit 1; }
+	rm -f $(MOD_DEST)/nvme-rdma-p2p.ko $(MOD_DEST)/nvme-rdma-p2p.ko.*
+	rm -f $(MODPROBE_CONF_DEST)
+	$(DEPMOD) $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) $(KREL)
+
+# Sign with the kernel's own sign-file and hash, with a key of the admin's
+# (enrolled with mokutil --import, see README). The kernel's MODULE_SIG_ALL
+# key is not in a headers package, so modules_install leaves this alone.
+SIGN_HASH ?= $(or $(shell sed -n 's/^CONFIG_MODULE_SIG_HASH="\(.*\)"/\1/p' \
+	$(KDIR)/.config 2>/dev/null),sha256)
+
+sign: modules
+	@test -n "$(KEY)" && test -n "$(CERT)" || \
+		{ echo "nvme-rdma-p2p: make sign needs KEY=<private key (PEM)> CERT=<certificate (DER or PEM)>" >&2; exit 1; }
+	@test -x $(KDIR)/scripts/sign-file || \
+		{ echo "nvme-rdma-p2p: $(KDIR)/scripts/sign-file missing (install the kernel's headers)" >&2; exit 1; }
+	$(KDIR)/scripts/sign-file $(SIGN_HASH) $(KEY) $(CERT) $(TOP)/nvme-rdma-p2p.ko
+
+# clean-objs keeps .gen/: it is keyed by kernel release and source stamp,
+# so it stays valid and spares extracting linux-source again (DKMS).
+clean-objs:
 	$(if $(wildcard $(KDIR)/Makefile),$(MAKE) $(KBUILD_ARGS) clean)
+
+clean: clean-objs
 	rm -rf $(TOP)/.gen
 
 check-style: gen

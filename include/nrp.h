@@ -227,7 +227,13 @@ struct nrp_ctrl {
 	struct sockaddr_storage	dst_addr;
 	struct sockaddr_storage	src_addr;
 
+	/*
+	 * Counters per CPU, one row per queue the controller may have, then
+	 * one row for events of the controller as a whole (see
+	 * nrp_stats_alloc()). A queue only ever adds to its own row.
+	 */
 	struct nrp_stats __percpu *stats;
+	u32			nr_stat_queues;
 	struct dentry		*debugfs_dir;
 	atomic_t		faults[NRP_FAULT_COUNT];
 
@@ -252,15 +258,26 @@ static inline size_t nrp_inline_capacity(struct nrp_queue *queue)
 	return queue->capsule_len - sizeof(struct nvme_command);
 }
 
-static inline void nrp_stat_add(struct nrp_ctrl *ctrl, enum nrp_stat s,
-				u64 n)
-{
-	this_cpu_add(ctrl->stats->v[s], n);
-}
-
+/* An event of the controller as a whole (recovery, reconnect). */
 static inline void nrp_stat_inc(struct nrp_ctrl *ctrl, enum nrp_stat s)
 {
-	nrp_stat_add(ctrl, s, 1);
+	struct nrp_stats __percpu *row = ctrl->stats + ctrl->nr_stat_queues;
+
+	this_cpu_inc(row->v[s]);
+}
+
+/* An event of one queue: its own row, this CPU's copy, no atomics. */
+static inline void nrp_qstat_add(struct nrp_queue *queue, enum nrp_stat s,
+				 u64 n)
+{
+	struct nrp_stats __percpu *row = queue->ctrl->stats + nrp_qid(queue);
+
+	this_cpu_add(row->v[s], n);
+}
+
+static inline void nrp_qstat_inc(struct nrp_queue *queue, enum nrp_stat s)
+{
+	nrp_qstat_add(queue, s, 1);
 }
 
 DECLARE_STATIC_KEY_FALSE(nrp_fault_key);

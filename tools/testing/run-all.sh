@@ -237,10 +237,12 @@ fi
 # while the boot spends its time on what only it can show (P2P, siw). The
 # same holds for the fault-injection tests of the transport's own error
 # paths, which run over rxe on the stock kernel (and everywhere in full).
+# nrp_stat checks a user tool over counters no kernel config changes;
+# tracepoints does run on the p2p kernel too, whose tracing is its own.
 siw_only=
 [ "$tier" = check ] && siw_only=1
 rxe_on_stock=("${siw_all[@]}" batch_map_fail post_fail_mr bogus_invalidation
-	exit_during_free reconnect_quiesced)
+	exit_during_free reconnect_quiesced nrp_stat)
 
 # One guest boot of kernel $1 runs the whole in-guest suite.
 guest_part() { # KERNEL TEST...

@@ -18,6 +18,7 @@
 #include <linux/wait.h>
 
 #include "nrp.h"
+#include "nrp_trace.h"
 
 /* needs the types nrp.h brings in */
 #include <linux/nvme-rdma.h>
@@ -487,11 +488,14 @@ static void nrp_reconnect_work(struct work_struct *work)
 {
 	struct nrp_ctrl *ctrl = container_of(to_delayed_work(work),
 					     struct nrp_ctrl, reconnect_work);
+	int ret;
 
 	++ctrl->ctrl.nr_reconnects;
 	nrp_stat_inc(ctrl, NRP_STAT_RECONNECT_ATTEMPTS);
 
-	if (nrp_setup_ctrl(ctrl, false)) {
+	ret = nrp_setup_ctrl(ctrl, false);
+	trace_nrp_reconnect(ctrl, ctrl->ctrl.nr_reconnects, ret);
+	if (ret) {
 		dev_info(ctrl->ctrl.device, "reconnect attempt %d failed\n",
 			 ctrl->ctrl.nr_reconnects);
 		nrp_reconnect_or_remove(ctrl);
@@ -543,6 +547,7 @@ void nrp_error_recovery(struct nrp_ctrl *ctrl)
 		return;
 
 	nrp_stat_inc(ctrl, NRP_STAT_RECOVERIES);
+	trace_nrp_error_recovery(ctrl);
 	dev_warn(ctrl->ctrl.device, "starting error recovery\n");
 	queue_work(nvme_reset_wq, &ctrl->err_work);
 }
@@ -749,10 +754,6 @@ struct nvme_ctrl *nrp_create_ctrl(struct device *dev,
 		goto out_free_ctrl;
 	}
 
-	ret = nrp_stats_alloc(ctrl);
-	if (ret)
-		goto out_free_ctrl;
-
 	INIT_DELAYED_WORK(&ctrl->reconnect_work, nrp_reconnect_work);
 	INIT_DELAYED_WORK(&ctrl->failfast_work, nrp_failfast_work);
 	INIT_WORK(&ctrl->err_work, nrp_err_work);
@@ -763,6 +764,10 @@ struct nvme_ctrl *nrp_create_ctrl(struct device *dev,
 	ctrl->ctrl.sqsize = opts->queue_size - 1;
 	ctrl->ctrl.kato = opts->kato;
 	ctrl->remote_inv = true;
+
+	ret = nrp_stats_alloc(ctrl);
+	if (ret)
+		goto out_free_ctrl;
 
 	/* sized for the most the controller can grant; it may grant less */
 	ctrl->queues = kcalloc(ctrl->ctrl.queue_count, sizeof(*ctrl->queues),

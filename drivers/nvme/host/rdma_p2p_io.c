@@ -15,6 +15,7 @@
 #include <rdma/mr_pool.h>
 
 #include "nrp.h"
+#include "nrp_trace.h"
 
 /* needs the blk-mq types nrp.h brings in */
 #include <linux/blk-mq-rdma.h>
@@ -37,7 +38,7 @@ static void nrp_wr_failed(struct nrp_queue *queue, struct ib_wc *wc,
 
 	/* flushes while tearing down are expected and not worth a line */
 	if (nvme_ctrl_state(&ctrl->ctrl) == NVME_CTRL_LIVE) {
-		nrp_stat_inc(ctrl, NRP_STAT_ERRORS);
+		nrp_qstat_inc(queue, NRP_STAT_ERRORS);
 		dev_info(ctrl->ctrl.device,
 			 "queue %d: %s WR failed: %s (%d)\n", nrp_qid(queue),
 			 what, ib_wc_status_msg(wc->status), wc->status);
@@ -47,7 +48,7 @@ static void nrp_wr_failed(struct nrp_queue *queue, struct ib_wc *wc,
 
 static void nrp_protocol_error(struct nrp_queue *queue)
 {
-	nrp_stat_inc(queue->ctrl, NRP_STAT_ERRORS);
+	nrp_qstat_inc(queue, NRP_STAT_ERRORS);
 	nrp_error_recovery(queue->ctrl);
 }
 
@@ -75,6 +76,7 @@ static void nrp_put_req(struct nrp_request *req)
 
 	if (!refcount_dec_and_test(&req->pending))
 		return;
+	trace_nrp_complete(req->queue, rq, req->status);
 	if (!nvme_try_complete_req(rq, req->status, req->result))
 		nrp_complete_rq(rq);
 }
@@ -126,7 +128,7 @@ static int nrp_post_local_inv(struct nrp_queue *queue,
 		.ex.invalidate_rkey	= req->mr->rkey,
 	};
 
-	nrp_stat_inc(queue->ctrl, NRP_STAT_LOCAL_INV);
+	nrp_qstat_inc(queue, NRP_STAT_LOCAL_INV);
 	return ib_post_send(queue->qp, &wr, NULL);
 }
 
@@ -193,7 +195,7 @@ static void nrp_handle_rsp(struct nrp_queue *queue,
 		 * key the target killed sees that as its own error. The
 		 * connection itself is fine, so no recovery.
 		 */
-		nrp_stat_inc(ctrl, NRP_STAT_BOGUS_INV);
+		nrp_qstat_inc(queue, NRP_STAT_BOGUS_INV);
 		dev_warn_ratelimited(ctrl->ctrl.device,
 				     "queue %d: target invalidated rkey %#x, command %#x owns %#x: invalidating locally\n",
 				     nrp_qid(queue), inv_rkey, cqe->command_id,
@@ -202,7 +204,7 @@ static void nrp_handle_rsp(struct nrp_queue *queue,
 	}
 
 	if (inv) {
-		nrp_stat_inc(ctrl, NRP_STAT_REMOTE_INV);
+		nrp_qstat_inc(queue, NRP_STAT_REMOTE_INV);
 	} else if (req->mr) {
 		int ret = nrp_post_local_inv(queue, req);
 
@@ -314,7 +316,7 @@ static void nrp_hold_mr(struct nrp_queue *queue, struct nrp_request *req)
 	list_add_tail(&req->mr->qp_entry, &queue->held_mrs);
 	spin_unlock(&queue->sq_lock);
 	req->mr = NULL;
-	nrp_stat_inc(queue->ctrl, NRP_STAT_MRS_HELD);
+	nrp_qstat_inc(queue, NRP_STAT_MRS_HELD);
 }
 
 /*
@@ -470,7 +472,8 @@ static blk_status_t nrp_p2p_unreachable(struct nrp_queue *queue,
 {
 	struct nrp_ctrl *ctrl = queue->ctrl;
 
-	nrp_stat_inc(ctrl, NRP_STAT_P2P_UNREACHABLE);
+	nrp_qstat_inc(queue, NRP_STAT_P2P_UNREACHABLE);
+	trace_nrp_p2p_refused(queue, rq);
 	dev_warn_ratelimited(ctrl->ctrl.device,
 			     "queue %d: P2P memory of tag %d not reachable from %s\n",
 			     nrp_qid(queue), rq->tag,
@@ -548,7 +551,8 @@ static enum nrp_prep_result nrp_prep_rq(struct nrp_queue *queue,
 	ib_dma_sync_single_for_device(ibdev, req->sqe.dma, sizeof(*cmd),
 				      DMA_TO_DEVICE);
 	nvme_start_request(rq);
-	nrp_stat_inc(queue->ctrl, NRP_STAT_COMMANDS);
+	nrp_qstat_inc(queue, NRP_STAT_COMMANDS);
+	trace_nrp_submit(queue, rq, cmd);
 	return NRP_PREP_READY;
 
 out_unmap_sqe:
@@ -569,7 +573,7 @@ static blk_status_t nrp_queue_rq(struct blk_mq_hw_ctx *hctx,
 
 	if (!nvme_check_ready(&ctrl->ctrl, rq,
 			      test_bit(NRP_Q_LIVE, &queue->flags))) {
-		nrp_stat_inc(ctrl, NRP_STAT_NOT_READY);
+		nrp_qstat_inc(queue, NRP_STAT_NOT_READY);
 		sts = nvme_fail_nonready_command(&ctrl->ctrl, rq);
 		goto out_post_earlier;
 	}
@@ -651,7 +655,7 @@ static enum blk_eh_timer_return nrp_timeout(struct request *rq)
 	struct nrp_queue *queue = req->queue;
 	struct nrp_ctrl *ctrl = queue->ctrl;
 
-	nrp_stat_inc(ctrl, NRP_STAT_TIMEOUTS);
+	nrp_qstat_inc(queue, NRP_STAT_TIMEOUTS);
 	dev_warn(ctrl->ctrl.device,
 		 "queue %d: command %#x (tag %d, opcode %#x) timed out\n",
 		 nrp_qid(queue), nvme_cid(rq), rq->tag,

@@ -32,6 +32,7 @@
 #include <rdma/mr_pool.h>
 
 #include "nrp.h"
+#include "nrp_trace.h"
 
 void nrp_set_null_sgl(struct nvme_command *cmd)
 {
@@ -117,7 +118,6 @@ static int nrp_dma_map(struct nrp_queue *queue, struct request *rq,
 		       int *count)
 {
 	struct nrp_request *req = blk_mq_rq_to_pdu(rq);
-	struct nrp_ctrl *ctrl = queue->ctrl;
 	enum dma_data_direction dir = rq_dma_dir(rq);
 	u32 p2p_bytes, p2p_segs;
 	int ret;
@@ -140,12 +140,13 @@ static int nrp_dma_map(struct nrp_queue *queue, struct request *rq,
 		if (ret)
 			goto out_free_table;
 		req->dma_kind = NRP_DMA_P2P;
-		nrp_stat_add(ctrl, NRP_STAT_P2P_BYTES, p2p_bytes);
-		nrp_stat_add(ctrl, NRP_STAT_P2P_SEGMENTS, p2p_segs);
+		nrp_qstat_add(queue, NRP_STAT_P2P_BYTES, p2p_bytes);
+		nrp_qstat_add(queue, NRP_STAT_P2P_SEGMENTS, p2p_segs);
 		/* a mixed request: the rest came from host memory */
 		if (blk_rq_payload_bytes(rq) > p2p_bytes)
-			nrp_stat_add(ctrl, NRP_STAT_HOST_BYTES,
-				     blk_rq_payload_bytes(rq) - p2p_bytes);
+			nrp_qstat_add(queue, NRP_STAT_HOST_BYTES,
+				      blk_rq_payload_bytes(rq) - p2p_bytes);
+		trace_nrp_map(queue, rq, true, *count, p2p_bytes, p2p_segs);
 		return 0;
 	}
 
@@ -156,7 +157,8 @@ static int nrp_dma_map(struct nrp_queue *queue, struct request *rq,
 		goto out_free_table;
 	}
 	req->dma_kind = NRP_DMA_HOST;
-	nrp_stat_add(ctrl, NRP_STAT_HOST_BYTES, blk_rq_payload_bytes(rq));
+	nrp_qstat_add(queue, NRP_STAT_HOST_BYTES, blk_rq_payload_bytes(rq));
+	trace_nrp_map(queue, rq, false, *count, 0, 0);
 	return 0;
 
 out_free_table:
@@ -187,8 +189,8 @@ static void nrp_map_inline(struct nrp_queue *queue, struct nrp_request *req,
 	desc->length = cpu_to_le32(len);
 	desc->type = (NVME_SGL_FMT_DATA_DESC << 4) | NVME_SGL_FMT_OFFSET;
 
-	nrp_stat_inc(queue->ctrl, NRP_STAT_INLINE_WRITES);
-	nrp_stat_add(queue->ctrl, NRP_STAT_INLINE_BYTES, len);
+	nrp_qstat_inc(queue, NRP_STAT_INLINE_WRITES);
+	nrp_qstat_add(queue, NRP_STAT_INLINE_BYTES, len);
 }
 
 static void nrp_map_global_rkey(struct nrp_queue *queue,
@@ -202,7 +204,7 @@ static void nrp_map_global_rkey(struct nrp_queue *queue,
 	put_unaligned_le32(queue->dev->pd->unsafe_global_rkey, desc->key);
 	desc->type = NVME_KEY_SGL_FMT_DATA_DESC << 4;
 
-	nrp_stat_inc(queue->ctrl, NRP_STAT_GLOBAL_RKEY);
+	nrp_qstat_inc(queue, NRP_STAT_GLOBAL_RKEY);
 }
 
 static int nrp_map_frwr(struct nrp_queue *queue, struct nrp_request *req,
@@ -254,7 +256,7 @@ static int nrp_map_frwr(struct nrp_queue *queue, struct nrp_request *req,
 	if (likely(READ_ONCE(queue->ctrl->remote_inv)))
 		desc->type |= NVME_SGL_FMT_INVALIDATE;
 
-	nrp_stat_inc(queue->ctrl, NRP_STAT_FRWR_REGS);
+	nrp_qstat_inc(queue, NRP_STAT_FRWR_REGS);
 	return 0;
 }
 

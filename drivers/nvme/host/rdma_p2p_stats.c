@@ -6,6 +6,8 @@
  * shares a cache line for them; a read sums all CPUs and is only as
  * consistent as a snapshot of moving counters can be. They are shown in
  * /sys/kernel/debug/nvme-rdma-p2p/<ctrl>/stats, one "name value" a line.
+ * Each queue counts into a row of its own, so the same counters are also
+ * shown per queue, as a table in queue_stats (tools/nrp-stat reads both).
  * Beside it, "limits" shows how the size of one command was derived, and
  * "remote_invalidate" (Y by default) can be turned off to make every
  * command end with our own LOCAL_INV, as with a target that does not
@@ -25,6 +27,10 @@
 #include <linux/seq_file.h>
 
 #include "nrp.h"
+
+/* the one file that instantiates the tracepoints of nrp_trace.h */
+#define CREATE_TRACE_POINTS
+#include "nrp_trace.h"
 
 static const char * const nrp_stat_names[NRP_STAT_COUNT] = {
 	[NRP_STAT_COMMANDS]		= "commands",
@@ -87,10 +93,20 @@ static const struct kernel_param_ops nrp_p2p_param_ops = {
 module_param_cb(p2p, &nrp_p2p_param_ops, NULL, 0444);
 MODULE_PARM_DESC(p2p, "read-only: whether PCI P2PDMA is available in this kernel");
 
+/*
+ * One row per queue ctrl->queues is sized for (queue_count before the
+ * controller granted its number), and the controller's own row last.
+ */
 int nrp_stats_alloc(struct nrp_ctrl *ctrl)
 {
-	ctrl->stats = alloc_percpu(struct nrp_stats);
-	return ctrl->stats ? 0 : -ENOMEM;
+	u32 rows = ctrl->ctrl.queue_count + 1;
+
+	ctrl->stats = __alloc_percpu(array_size(rows, sizeof(struct nrp_stats)),
+				     __alignof__(struct nrp_stats));
+	if (!ctrl->stats)
+		return -ENOMEM;
+	ctrl->nr_stat_queues = ctrl->ctrl.queue_count;
+	return 0;
 }
 
 void nrp_stats_free(struct nrp_ctrl *ctrl)
@@ -99,13 +115,24 @@ void nrp_stats_free(struct nrp_ctrl *ctrl)
 	ctrl->stats = NULL;
 }
 
-static u64 nrp_stat_sum(struct nrp_ctrl *ctrl, enum nrp_stat s)
+/* Counter @s of row @row (a queue id, or nr_stat_queues), all CPUs. */
+static u64 nrp_stat_row_sum(struct nrp_ctrl *ctrl, u32 row, enum nrp_stat s)
 {
 	u64 sum = 0;
 	int cpu;
 
 	for_each_possible_cpu(cpu)
-		sum += per_cpu_ptr(ctrl->stats, cpu)->v[s];
+		sum += per_cpu_ptr(ctrl->stats + row, cpu)->v[s];
+	return sum;
+}
+
+static u64 nrp_stat_sum(struct nrp_ctrl *ctrl, enum nrp_stat s)
+{
+	u64 sum = 0;
+	u32 row;
+
+	for (row = 0; row <= ctrl->nr_stat_queues; row++)
+		sum += nrp_stat_row_sum(ctrl, row, s);
 	return sum;
 }
 
@@ -121,6 +148,58 @@ static int nrp_stats_show(struct seq_file *m, void *unused)
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(nrp_stats);
+
+/* Counted for the controller as a whole, never for one queue. */
+static bool nrp_stat_is_ctrl_wide(enum nrp_stat s)
+{
+	return s == NRP_STAT_RECOVERIES || s == NRP_STAT_RECONNECT_ATTEMPTS ||
+	       s == NRP_STAT_RECONNECTS;
+}
+
+/* Which blk-mq map a queue serves: see nrp_map_queues() for the order. */
+static const char *nrp_queue_type(struct nrp_ctrl *ctrl, u32 qid)
+{
+	u32 nr_default = ctrl->io_queues[HCTX_TYPE_DEFAULT];
+	u32 nr_read = ctrl->io_queues[HCTX_TYPE_READ];
+
+	if (!qid)
+		return "admin";
+	if (qid <= nr_default)
+		return "default";
+	if (qid <= nr_default + nr_read)
+		return "read";
+	return "poll";
+}
+
+/*
+ * A table: a header line "qid type <counter>...", then one line per queue
+ * of the current association. Counters of the whole controller are left
+ * out; a queue's counters survive reconnects like the controller's do.
+ */
+static int nrp_queue_stats_show(struct seq_file *m, void *unused)
+{
+	struct nrp_ctrl *ctrl = m->private;
+	u32 nr = min_t(u32, ctrl->ctrl.queue_count, ctrl->nr_stat_queues);
+	u32 qid;
+	int s;
+
+	seq_puts(m, "qid type");
+	for (s = 0; s < NRP_STAT_COUNT; s++)
+		if (!nrp_stat_is_ctrl_wide(s))
+			seq_printf(m, " %s", nrp_stat_names[s]);
+	seq_putc(m, '\n');
+
+	for (qid = 0; qid < nr; qid++) {
+		seq_printf(m, "%u %s", qid, nrp_queue_type(ctrl, qid));
+		for (s = 0; s < NRP_STAT_COUNT; s++)
+			if (!nrp_stat_is_ctrl_wide(s))
+				seq_printf(m, " %llu",
+					   nrp_stat_row_sum(ctrl, qid, s));
+		seq_putc(m, '\n');
+	}
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(nrp_queue_stats);
 
 /*
  * The inputs and the result of the transfer-size derivation of the last
@@ -193,6 +272,8 @@ void nrp_stats_register(struct nrp_ctrl *ctrl)
 	if (IS_ERR(dir))
 		return;
 	debugfs_create_file("stats", 0444, dir, ctrl, &nrp_stats_fops);
+	debugfs_create_file("queue_stats", 0444, dir, ctrl,
+			    &nrp_queue_stats_fops);
 	debugfs_create_file("limits", 0444, dir, ctrl, &nrp_limits_fops);
 	debugfs_create_bool("remote_invalidate", 0644, dir, &ctrl->remote_inv);
 	for (f = 0; f < NRP_FAULT_COUNT; f++)
