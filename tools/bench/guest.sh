@@ -383,7 +383,7 @@ attr_ios=${NRP_BENCH_ATTR_IOS:-2000}
 case $attr_ios in '' | *[!0-9]* | 0) nrp_fail "NRP_BENCH_ATTR_IOS must be a positive number, not '$attr_ios'" ;; esac
 tracing=/sys/kernel/tracing
 attr_run() { # profile transport
-	local p=$1 tr=$2 j=$out/attr/$1.$2.json args stamps=()
+	local p=$1 tr=$2 j=$out/fio/$1.profiled.$2.json args stamps=()
 	args=$(fio_args "$p") || nrp_fail "unknown profile '$p' in NRP_BENCH_ATTR_PROFILES"
 	rm -f "$j.stamps"
 	mapfile -t stamps < <(fio_stamps "$j" prof)
