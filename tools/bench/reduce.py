@@ -256,6 +256,7 @@ def read_ckpt(raw, hz):
 # The module that holds each transport's own functions.
 MODULES = {BASE: "nvme_rdma", OURS: "nvme_rdma_p2p", REF: "nvme_tcp"}
 ATTR_TOP = 12
+IDLE_FN = re.compile(r"(^|_)idle$|^default_idle|^do_idle$|^cpu_idle_poll$")
 # trace_stat prints a function's name cut to 30 characters.
 NAME_LEN = 30
 
@@ -327,6 +328,9 @@ def attribution(raw, runs):
         for name, (h, t) in st.items():
             if not ios:
                 break
+            # the idle loop's halt is guest time, not instructions
+            if IDLE_FN.search(name):
+                continue
             corr = max(0.0, t - (c or 0.0) * h)
             funcs.append({"function": name, "module": mods.get(name[:NAME_LEN]),
                           "calls_per_io": h / ios, "own_per_io": t / ios,
