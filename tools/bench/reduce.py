@@ -228,7 +228,8 @@ def ckpt_log(path, hz):
         r["guest_cpu_s"] = sum(b[i] - a[i] for i in range(3)) / hz
         r["guest_cpu_softirq_s"] = (b[2] - a[2]) / hz
         r["phase_s"] = t1 - t0
-        if len(a) > 4 and len(b) > 4:
+        # no idle count (no NO_HZ_COMMON) while /proc/stat saw idle: unknown
+        if len(a) > 4 and len(b) > 4 and not (b[4] == a[4] and b[3] > a[3]):
             # busy guest ns of the phase: instructions in icount mode
             r["busy_ns"] = (t1 - t0) * 1e9 - (b[4] - a[4])
             r["ginstr"] = r["busy_ns"] / 1e9
