@@ -233,6 +233,9 @@ def ckpt_log(path, hz):
             # busy guest ns of the phase: instructions in icount mode
             r["busy_ns"] = (t1 - t0) * 1e9 - (b[4] - a[4])
             r["ginstr"] = r["busy_ns"] / 1e9
+        else:
+            # one vCPU under icount: busy ticks are instructions, in 10 M steps
+            r["ginstr"] = r["guest_cpu_s"]
     if r["have_stats"]:
         for k in ("host_bytes_mapped", "p2p_bytes_mapped"):
             r["stats"].setdefault(k, 0)
