@@ -17,7 +17,10 @@
 #
 # Environment (all optional):
 #   NRP_BENCH_RUNS        runs of each measurement per transport (3)
-#   NRP_BENCH_RUNTIME     seconds per fio run (6)
+#   NRP_BENCH_RUNTIME     seconds per fio run (6); with NRP_BENCH_IOS
+#                         the most a run may take
+#   NRP_BENCH_IOS         I/Os per fio run, in 4 KiB I/Os' worth of bytes
+#                         (icount: 4000; wall: unset, time-based runs)
 #   NRP_BENCH_CKPT_MIB    checkpoint size in MiB (1024)
 #   NRP_BENCH_PROFILES    fio profiles, a subset of the default list
 #   NRP_BENCH_TRANSPORTS  columns, a subset of "rdma rdma_p2p tcp"
@@ -27,12 +30,18 @@
 #   NRP_BENCH_CKPT_MODES  P2P checkpoint modes, a subset of
 #                         "p2p bounce-ours bounce-intree"
 #                         ("p2p bounce-intree"; "" skips)
+#   NRP_BENCH_ATTR_PROFILES  fio profiles profiled for the attribution,
+#                         once per RDMA transport ("rr4k_qd1"; "" skips;
+#                         needs CONFIG_FUNCTION_PROFILER)
+#   NRP_BENCH_ATTR_IOS    I/Os of each profiled run (2000)
 #   NRP_BENCH_OUT         raw result directory (/nrp-job/raw)
 set -u
 . tools/testing/selftests/nvme-rdma-p2p/lib.sh
 
 runs=${NRP_BENCH_RUNS:-3}
 runtime=${NRP_BENCH_RUNTIME:-6}
+ios=${NRP_BENCH_IOS-}
+[ "${NRP_BENCH_CLOCK:-wall}" != icount ] || ios=${NRP_BENCH_IOS-4000}
 ckpt_mib=${NRP_BENCH_CKPT_MIB:-1024}
 profiles=${NRP_BENCH_PROFILES:-rr4k_qd1 rr4k_qd32x2 rw4k_qd32 sw128k_qd16 sw1m_qd16 xfs_ckpt}
 transports=${NRP_BENCH_TRANSPORTS:-rdma rdma_p2p tcp}
@@ -45,6 +54,7 @@ mnt=/mnt/nrp-bench
 
 case $runs in '' | *[!0-9]* | 0) nrp_fail "NRP_BENCH_RUNS must be a positive number, not '$runs'" ;; esac
 case $runtime in '' | *[!0-9]* | 0) nrp_fail "NRP_BENCH_RUNTIME must be a positive number of seconds, not '$runtime'" ;; esac
+case $ios in *[!0-9]* | 0) nrp_fail "NRP_BENCH_IOS must be a positive number (or empty: time-based runs), not '$ios'" ;; esac
 case $ckpt_mib in '' | *[!0-9]* | 0) nrp_fail "NRP_BENCH_CKPT_MIB must be a positive number, not '$ckpt_mib'" ;; esac
 
 mkdir -p "$out/fio" "$out/ckpt" || nrp_fail "cannot create $out"
@@ -54,18 +64,20 @@ ncpu=$(nproc)
 
 say() { echo "bench: $*"; }
 
-# One record: profile backend transport run wall_s ios bytes and the
-# CPU deltas in seconds. Appended to runs.tsv.
-record() { # profile backend transport run t0 t1 "ticks0" "ticks1" ios bytes extra
+# One record: profile backend transport run wall_s ios bytes, the CPU
+# deltas in seconds, the fio JSON and the busy guest ns. Appended to
+# runs.tsv (or $record_tsv).
+record() { # profile backend transport run t0 t1 "ticks0" "ticks1" ios bytes extra busy_ns
 	local p=$1 b=$2 tr=$3 r=$4 t0=$5 t1=$6 c0=$7 c1=$8 ios=$9 bytes=${10} extra=${11:-}
+	local busy=${12:--}
 	awk -v p="$p" -v b="$b" -v tr="$tr" -v r="$r" -v t0="$t0" -v t1="$t1" \
 		-v c0="$c0" -v c1="$c1" -v ios="$ios" -v bytes="$bytes" -v hz="$hz" \
-		-v extra="$extra" 'BEGIN {
+		-v extra="$extra" -v busy="$busy" 'BEGIN {
 		split(c0, a, " "); split(c1, z, " ")
-		printf "%s\t%s\t%s\t%s\t%.6f\t%s\t%s\t%.3f\t%.3f\t%.3f\t%.3f\t%s\n",
+		printf "%s\t%s\t%s\t%s\t%.6f\t%s\t%s\t%.3f\t%.3f\t%.3f\t%.3f\t%s\t%s\n",
 			p, b, tr, r, t1 - t0, ios, bytes, (z[1] - a[1]) / hz,
-			(z[2] - a[2]) / hz, (z[3] - a[3]) / hz, (z[4] - a[4]) / hz, extra
-	}' >>"$runs_tsv"
+			(z[2] - a[2]) / hz, (z[3] - a[3]) / hz, (z[4] - a[4]) / hz, extra, busy
+	}' >>"${record_tsv:-$runs_tsv}"
 }
 
 # --- fixtures ----------------------------------------------------------
@@ -162,11 +174,13 @@ done
 	echo "kernel $(uname -r)"
 	echo "date $(date -u '+%Y-%m-%d %H:%M UTC')"
 	echo "cpus $ncpu"
+	echo "clock ${NRP_BENCH_CLOCK:-wall}"
 	echo "clk_tck $hz"
 	echo "mem_mib $(awk '/MemTotal/ { print int($2 / 1024) }' /proc/meminfo)"
 	echo "fio $(fio --version)"
 	echo "runs $runs"
 	echo "runtime_s $runtime"
+	echo "ios ${ios:-time-based}"
 	echo "ckpt_mib $ckpt_mib"
 	for tr in $transports; do
 		echo "ctrl_$tr ${CTRL[$tr]} ${NULLDEV[$tr]} ${RAMDEV[$tr]}"
@@ -196,53 +210,103 @@ ticks_of() {
 	echo "$((u + n)) $((s + irq)) $sirq $((i + w))"
 }
 
-# The time and the guest's CPU ticks are taken by fio itself right before
-# its job starts I/O and right after it ends (after end_fsync), so that
-# fio's start-up and exit are not charged to the transport: fio options
-# for the JSON file $1. (fio cuts an exec command at ';', hence a script;
-# it leaves the commands' own output in <job>.prerun.txt in its cwd, /tmp.)
+# The time, the guest's CPU ticks and its idle time are taken by fio
+# itself right before its job starts I/O and right after it ends (after
+# end_fsync), so that fio's start-up and exit are not charged to the
+# transport: fio options for the JSON file $1. (fio cuts an exec command
+# at ';', hence a script; it leaves the commands' own output in
+# <job>.prerun.txt in its cwd, /tmp.)
+#
+# One line a stamp: "pre|post TIME IDLE_NS cpu ...". IDLE_NS is the idle
+# and iowait time of all CPUs in ns from /proc/timer_list (tick-sched's
+# own accounting, exact for the CPU that reads it, which is busy then;
+# /proc/stat has only 10 ms steps). The idle time is read outside the
+# window (before the time at "pre", after it at "post"), so that reading
+# it is not charged either.
 stamp_script=/tmp/nrp-bench-stamp
 cat >$stamp_script <<'STAMP'
 #!/bin/bash
-# $1 file, $2 pre|post: the time and the /proc/stat "cpu" line
-read -r cpu </proc/stat
+# $1 file, $2 pre|post, $3 "prof": the function profiler runs in between
+# (switched on before the window and off after it: patching every
+# function's entry is not charged)
+prof=/sys/kernel/tracing/function_profile_enabled
+idle() {
+	awk '$1 == ".idle_sleeptime" || $1 == ".iowait_sleeptime" { s += $3 }
+		END { printf "%.0f", s }' /proc/timer_list
+}
 if [ "$2" = pre ]; then
-	printf '%s\n%s\n' "$EPOCHREALTIME" "$cpu" >>"$1"
+	[ "${3:-}" != prof ] || echo 1 >$prof
+	i=$(idle)
+	read -r cpu </proc/stat
+	t=$EPOCHREALTIME
 else
-	printf '%s\n%s\n' "$cpu" "$EPOCHREALTIME" >>"$1"
+	t=$EPOCHREALTIME
+	read -r cpu </proc/stat
+	i=$(idle)
+	[ "${3:-}" != prof ] || echo 0 >$prof
 fi
+echo "$2 $t $i $cpu" >>"$1"
 STAMP
 chmod +x $stamp_script
-fio_stamps() {
-	echo "--exec_prerun=$stamp_script $1.stat0 pre"
-	echo "--exec_postrun=$stamp_script $1.stat1 post"
+fio_stamps() { # json [prof]
+	echo "--exec_prerun=$stamp_script $1.stamps pre ${2:-}"
+	echo "--exec_postrun=$stamp_script $1.stamps post ${2:-}"
 }
 
 # Record one fio run from its stamps: the first job's start, the last
-# job's end (numjobs > 1 stamps once per job).
+# job's end (numjobs > 1 stamps once per job). The last column is the
+# guest's busy time in ns over that window, the window less the idle time
+# (with icount and one vCPU: the instructions it executed), "-" when the
+# idle time could not be read.
 fio_record() { # profile backend transport run json
-	local j=$5 t0 t1 c0 c1
-	if [ ! -s "$j.stat0" ] || [ ! -s "$j.stat1" ]; then
+	local j=$5 pre post t0 t1 c0 c1 busy
+	pre=$(grep -m1 '^pre ' "$j.stamps" 2>/dev/null)
+	post=$(grep '^post ' "$j.stamps" 2>/dev/null | tail -n1)
+	if [ -z "$pre" ] || [ -z "$post" ]; then
 		nrp_fail "fio $1 ($3) ran no exec_prerun/exec_postrun: no CPU figures"
 	fi
-	t0=$(head -n1 "$j.stat0")
-	c0=$(ticks_of "$(sed -n 2p "$j.stat0")")
-	t1=$(tail -n1 "$j.stat1")
-	c1=$(ticks_of "$(tail -n2 "$j.stat1" | head -n1)")
-	record "$1" "$2" "$3" "$4" "$t0" "$t1" "$c0" "$c1" - - "fio/$(basename "$j")"
+	read -r _ t0 i0 c0 <<<"$pre"
+	read -r _ t1 i1 c1 <<<"$post"
+	busy=$(awk -v t0="$t0" -v t1="$t1" -v i0="$i0" -v i1="$i1" 'BEGIN {
+		if (i0 == "" || i1 == "" || i1 < i0) print "-"
+		else printf "%.0f", (t1 - t0) * 1e9 - (i1 - i0) }')
+	record "$1" "$2" "$3" "$4" "$t0" "$t1" "$(ticks_of "$c0")" "$(ticks_of "$c1")" - - \
+		"fio/$(basename "$j")" "$busy"
+}
+
+# How long a fio run is. With NRP_BENCH_IOS (icount mode's default) a run
+# is that many 4 KiB I/Os' worth of bytes (at least 8 I/Os per slot of the
+# queue depth), stopped early at NRP_BENCH_RUNTIME guest seconds: an
+# instruction count needs no long run. Else it runs NRP_BENCH_RUNTIME s.
+fio_length() { # profile
+	local bs qd n
+	if [ -z "$ios" ]; then
+		echo "--time_based --runtime=$runtime"
+		return
+	fi
+	read -r bs qd <<<"$(fio_args "$1" |
+		sed -n 's/.*--bs=\([0-9]*[km]\).*--iodepth=\([0-9]*\).*/\1 \2/p')"
+	case $bs in
+	*m) bs=$((${bs%m} * 1024)) ;;
+	*) bs=${bs%k} ;;
+	esac
+	n=$((ios * 4 / ${bs:-4}))
+	[ "$n" -ge $((8 * ${qd:-1})) ] || n=$((8 * ${qd:-1}))
+	echo "--number_ios=$n --runtime=$runtime"
 }
 
 fio_run() { # profile backend transport run
-	local p=$1 b=$2 tr=$3 r=$4 dev args j stamps=()
+	local p=$1 b=$2 tr=$3 r=$4 dev args j stamps=() length=()
 	dev=${NULLDEV[$tr]}
 	[ "$b" = ram ] && dev=${RAMDEV[$tr]}
 	args=$(fio_args "$p")
 	j=$out/fio/$p.$b.$tr.$r.json
-	rm -f "$j.stat0" "$j.stat1"
+	rm -f "$j.stamps"
 	mapfile -t stamps < <(fio_stamps "$j")
+	read -r -a length <<<"$(fio_length "$p")"
 	# shellcheck disable=SC2086
 	(cd /tmp && fio --name="$p" --filename="$dev" --direct=1 --ioengine=libaio \
-		--time_based --runtime="$runtime" --group_reporting \
+		"${length[@]}" --group_reporting \
 		--norandommap --randrepeat=0 --lat_percentiles=1 \
 		--percentile_list=50:99 --output-format=json --output="$j" \
 		"${stamps[@]}" $args >/dev/null 2>"$j.err") ||
@@ -265,7 +329,7 @@ xfs_run() { # transport run
 	mkdir -p $mnt
 	mount -t xfs "$dev" $mnt || nrp_fail "cannot mount $dev ($tr)"
 	sync
-	rm -f "$j.stat0" "$j.stat1"
+	rm -f "$j.stamps"
 	mapfile -t stamps < <(fio_stamps "$j")
 	(cd /tmp && fio --name=xfs_ckpt --filename=$mnt/checkpoint --direct=1 --ioengine=libaio \
 		--rw=write --bs=1m --iodepth=8 --size="${ckpt_mib}m" --end_fsync=1 \
@@ -288,7 +352,7 @@ for p in $profiles; do
 	for b in $backends; do nfio=$((nfio + 1)); done
 done
 ntr=$(wc -w <<<"$transports")
-say "plan: $nfio measurements x $ntr transports x $runs runs, ${runtime}s per fio run; checkpoint modes: ${ckpt_modes:-none}"
+say "plan: $nfio measurements x $ntr transports x $runs runs, ${ios:+$ios 4 KiB I/Os or }${runtime}s per fio run; checkpoint modes: ${ckpt_modes:-none}"
 
 : >"$runs_tsv"
 for p in $profiles; do
@@ -303,16 +367,77 @@ for p in $profiles; do
 	done
 done
 
+# --- attribution: the kernel's function profiler ------------------------
+
+# One more fio run of each profile in NRP_BENCH_ATTR_PROFILES for the two
+# RDMA transports, a fixed number of I/Os with the function profiler on
+# every kernel function (graph-time and sleep-time off: each function's
+# own time, children and sleep excluded). In icount mode its times are
+# instructions. The profiler's own cost per traced call is found by
+# reduce.py from the same run's total against the unprofiled runs above.
+# Raw: attr.tsv (runs.tsv's format), attr/<profile>.<transport>.stat (the
+# per-CPU trace_stat/function* files) and attr/modsyms.txt (which
+# functions belong to which transport module).
+attr_profiles=${NRP_BENCH_ATTR_PROFILES-rr4k_qd1}
+attr_ios=${NRP_BENCH_ATTR_IOS:-2000}
+case $attr_ios in '' | *[!0-9]* | 0) nrp_fail "NRP_BENCH_ATTR_IOS must be a positive number, not '$attr_ios'" ;; esac
+tracing=/sys/kernel/tracing
+attr_run() { # profile transport
+	local p=$1 tr=$2 j=$out/fio/$1.profiled.$2.json args stamps=()
+	args=$(fio_args "$p") || nrp_fail "unknown profile '$p' in NRP_BENCH_ATTR_PROFILES"
+	rm -f "$j.stamps"
+	mapfile -t stamps < <(fio_stamps "$j" prof)
+	# shellcheck disable=SC2086
+	(cd /tmp && fio --name="$p" --filename="${NULLDEV[$tr]}" --direct=1 --ioengine=libaio \
+		--number_ios="$attr_ios" --runtime=3600 --group_reporting \
+		--norandommap --randrepeat=0 --output-format=json --output="$j" \
+		"${stamps[@]}" $args >/dev/null 2>"$j.err") ||
+		{ echo 0 >$tracing/function_profile_enabled
+		  nrp_fail "profiled fio $p ($tr) failed: $(tail -n 5 "$j.err")"; }
+	cat $tracing/trace_stat/function[0-9]* >"$out/attr/$p.$tr.stat"
+	record_tsv=$out/attr.tsv fio_record "$p" null "$tr" 1 "$j"
+	say "$(printf '%-12s %-4s %-8s profiled: %s functions seen' "$p" null "$tr" \
+		"$(grep -c ' us ' "$out/attr/$p.$tr.stat")")"
+}
+attr_trs=
+for tr in rdma rdma_p2p; do
+	[[ " $transports " == *" $tr "* ]] && attr_trs+=" $tr"
+done
+if [ -n "$attr_profiles" ] && [ -n "$attr_trs" ]; then
+	mkdir -p "$out/attr"
+	: >"$out/attr.tsv"
+	[ -e $tracing/trace_stat ] || mount -t tracefs nodev $tracing 2>/dev/null
+	if [ ! -e $tracing/function_profile_enabled ]; then
+		why="kernel $(uname -r) has no function profiler (CONFIG_FUNCTION_PROFILER)"
+		say "attribution: skipped: $why"
+		echo "$why" >"$out/attr/skipped.txt"
+	else
+		echo 0 >$tracing/function_profile_enabled
+		echo 0 >$tracing/options/graph-time 2>/dev/null
+		echo 0 >$tracing/options/sleep-time 2>/dev/null
+		: >$tracing/set_ftrace_filter
+		: >$tracing/set_ftrace_notrace
+		grep -E '\[(nvme_rdma|nvme_rdma_p2p|nvme_tcp)\]$' /proc/kallsyms |
+			awk '$2 ~ /^[tT]$/ { print $3, $4 }' >"$out/attr/modsyms.txt"
+		for p in $attr_profiles; do
+			for tr in $attr_trs; do attr_run "$p" "$tr"; done
+		done
+	fi
+fi
+
 # --- P2P checkpoint against the bounce path -----------------------------
 
-# Each line of the tool's output, prefixed with the time and the guest's
-# CPU ticks when it was printed: the reducer takes the guest's CPU time of
-# the write phase (from "checksum region A" to "flush") from them.
+# Each line of the tool's output, prefixed with the time, the guest's CPU
+# ticks and its idle ns (as in the fio stamps) when it was printed: the
+# reducer takes the guest's CPU time and instructions of the write phase
+# (from "checksum region A" to "flush") from them.
 stamp() {
-	local line u n s i w irq sirq
+	local line u n s i w irq sirq idle
 	while IFS= read -r line; do
 		read -r _ u n s i w irq sirq _ </proc/stat
-		echo "@$EPOCHREALTIME $((u + n)) $((s + irq)) $sirq $((i + w)) $line"
+		idle=$(awk '$1 == ".idle_sleeptime" || $1 == ".iowait_sleeptime" { s += $3 }
+			END { printf "%.0f", s }' /proc/timer_list)
+		echo "@$EPOCHREALTIME $((u + n)) $((s + irq)) $sirq $((i + w)) $idle $line"
 	done
 }
 
@@ -328,8 +453,8 @@ ckpt_run() { # mode run
 	stdbuf -oL -eL "$ckpt_tool" --gpu "$gpu" --dev "$dev" --size "${ckpt_mib}M" \
 		--chunk 1M --qd 8 "${args[@]}" 2>&1 | stamp >"$log"
 	rc=${PIPESTATUS[0]}
-	[ "$rc" = 0 ] || nrp_fail "p2p-checkpoint $mode on $dev exited $rc: $(tail -n 5 "$log" | cut -d' ' -f6-)"
-	res=$(cut -d' ' -f6- "$log" | awk '
+	[ "$rc" = 0 ] || nrp_fail "p2p-checkpoint $mode on $dev exited $rc: $(tail -n 5 "$log" | cut -d' ' -f7-)"
+	res=$(cut -d' ' -f7- "$log" | awk '
 		/^write +[0-9.]+ MiB in/ { w = $5 }
 		/^write +path/ { for (i = 2; i < NF; i += 2) kv[$i] = $(i + 1) }
 		/^flush/ { f = $2 }

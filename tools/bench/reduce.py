@@ -7,7 +7,9 @@ chart data for tools/bench/chart.gp.
 
 RAW_DIR holds what tools/bench/guest.sh left: runs.tsv (one line a
 fio run), fio/*.json, ckpt/*.log (p2p-checkpoint output, each line
-prefixed with a timestamp and the guest's CPU ticks), facts.txt.
+prefixed with a timestamp, the guest's CPU ticks and idle ns), facts.txt,
+and for the attribution attr.tsv, attr/*.stat (function profiler) and
+attr/modsyms.txt.
 Only the Python standard library is used.
 """
 import json
@@ -22,8 +24,10 @@ BASE, OURS, REF = "rdma", "rdma_p2p", "tcp"
 TR_LABEL = {BASE: "in-tree nvme_rdma", OURS: "ours (rdma_p2p)",
             REF: "nvme_tcp (ref.)"}
 
-# profile: (title, [(metric, label, unit, better)])
+# profile: (title, [(metric, label, unit, better)]). In icount mode the
+# CPU metric is replaced by INSTR (see main()).
 CPU = ("cpu_us_per_io", "guest CPU per I/O", "µs", "lower")
+INSTR = ("kinstr_per_io", "guest instructions per I/O", "k", "lower")
 PROFILES = {
     "rr4k_qd1": ("4 KiB random read, QD1",
                  [("lat_p50_us", "p50 latency", "µs", "lower"),
@@ -86,10 +90,10 @@ def fio_values(path):
             "lat_p50_us": p50, "lat_p99_us": p99}
 
 
-def read_runs(raw):
+def read_runs(raw, name="runs.tsv"):
     """[(profile, backend, transport, run, {metric: value})]"""
     out = []
-    path = os.path.join(raw, "runs.tsv")
+    path = os.path.join(raw, name)
     if not os.path.exists(path):
         return out
     with open(path) as fh:
@@ -101,6 +105,27 @@ def read_runs(raw):
             wall = float(c[4])
             usr, sys_, sirq = float(c[7]), float(c[8]), float(c[9])
             v = fio_values(os.path.join(raw, c[11]))
+            busy_ns = float(c[12]) if len(c) > 12 and c[12] not in ("", "-") else None
+            # A kernel without NO_HZ_COMMON has no idle_sleeptime in
+            # /proc/timer_list: the stamps then see no idle at all, and
+            # busy equals the window although /proc/stat saw idle ticks.
+            if (busy_ns is not None and abs(busy_ns - wall * 1e9) < 1e3
+                    and float(c[10]) > 0):
+                busy_ns = None
+            v["busy_ns"] = busy_ns
+            # With icount and one vCPU, busy guest ns are instructions.
+            # Without an exact idle count, fio's own I/O phase stands in:
+            # guest ns per I/O = 1e9 / IOPS, exact when the CPU does not
+            # idle while I/O is in flight (rxe, nvmet and null_blk all run
+            # on it), and fio's runtime has 1 ms steps.
+            if busy_ns is not None and v["ios"]:
+                v["kinstr_per_io"] = busy_ns / v["ios"] / 1e3
+                v["kinstr_source"] = "busy"
+            elif v["iops"]:
+                v["kinstr_per_io"] = 1e6 / v["iops"]
+                v["kinstr_source"] = "fio-runtime"
+            else:
+                v["kinstr_per_io"] = None
             busy = usr + sys_ + sirq
             v.update({"wall_s": wall, "cpu_s": busy, "cpu_user_s": usr,
                       "cpu_sys_s": sys_, "cpu_softirq_s": sirq,
@@ -126,10 +151,28 @@ def gain(base, ours, better):
     return r if better == "higher" else 1 / r
 
 
-def verdict(base, ours, better):
+def spread_of(s):
+    """Half the min-max range relative to the median (0 for one run)."""
+    if not s or not s["median"]:
+        return 0.0
+    return (s["max"] - s["min"]) / 2 / abs(s["median"])
+
+
+# In icount mode a repeated run reproduces its guest-time figures to well
+# under 1% (tools/bench/README.md), so a difference counts when it is
+# larger than this floor and than the spread actually seen in both cells.
+ICOUNT_FLOOR = 0.01
+
+
+def verdict(base, ours, better, icount=False):
     g = gain(base, ours, better)
     if g is None:
         return "n/a"
+    if icount:
+        tol = max(ICOUNT_FLOOR, spread_of(base) + spread_of(ours))
+        if abs(g - 1) <= tol:
+            return f"same (±{tol * 100:.1f}%)"
+        return ("better" if g > 1 else "worse") + f" (>{tol * 100:.1f}%)"
     if base["n"] < 2 or ours["n"] < 2:
         return "1 run: no spread"
     overlap = ours["min"] <= base["max"] and base["min"] <= ours["max"]
@@ -146,12 +189,15 @@ def ckpt_log(path, hz):
     snaps = {}
     with open(path) as fh:
         for line in fh:
-            m = re.match(r"@(\S+) (\d+) (\d+) (\d+) (\d+) (.*)$", line.rstrip("\n"))
+            m = re.match(r"@(\S+) (\d+) (\d+) (\d+) (\d+) (\d+ )?(.*)$",
+                         line.rstrip("\n"))
             if not m:
                 continue
             t = float(m.group(1))
             ticks = [int(m.group(i)) for i in range(2, 6)]
-            text = m.group(6)
+            if m.group(6):
+                ticks.append(int(m.group(6)))
+            text = m.group(7)
             if text.startswith("checksum region A") and "A" not in snaps:
                 snaps["A"] = (t, ticks)
             elif text.startswith("flush "):
@@ -182,6 +228,14 @@ def ckpt_log(path, hz):
         r["guest_cpu_s"] = sum(b[i] - a[i] for i in range(3)) / hz
         r["guest_cpu_softirq_s"] = (b[2] - a[2]) / hz
         r["phase_s"] = t1 - t0
+        # no idle count (no NO_HZ_COMMON) while /proc/stat saw idle: unknown
+        if len(a) > 4 and len(b) > 4 and not (b[4] == a[4] and b[3] > a[3]):
+            # busy guest ns of the phase: instructions in icount mode
+            r["busy_ns"] = (t1 - t0) * 1e9 - (b[4] - a[4])
+            r["ginstr"] = r["busy_ns"] / 1e9
+        else:
+            # one vCPU under icount: busy ticks are instructions, in 10 M steps
+            r["ginstr"] = r["guest_cpu_s"]
     if r["have_stats"]:
         for k in ("host_bytes_mapped", "p2p_bytes_mapped"):
             r["stats"].setdefault(k, 0)
@@ -203,6 +257,184 @@ def read_ckpt(raw, hz):
             runs.setdefault(m.group(1), []).append(ckpt_log(os.path.join(d, name), hz))
     return runs, skipped
 
+# The module that holds each transport's own functions.
+MODULES = {BASE: "nvme_rdma", OURS: "nvme_rdma_p2p", REF: "nvme_tcp"}
+ATTR_TOP = 12
+IDLE_FN = re.compile(r"(^|_)idle$|^default_idle|^do_idle$|^cpu_idle_poll$")
+# trace_stat prints a function's name cut to 30 characters.
+NAME_LEN = 30
+
+
+def profiler_stat(path):
+    """{function: [calls, own ns]} from trace_stat/function*, all CPUs."""
+    st = {}
+    with open(path) as fh:
+        for line in fh:
+            m = re.match(r"\s*(\S+)\s+(\d+)\s+([\d.]+) us", line)
+            if not m:
+                continue
+            e = st.setdefault(m.group(1), [0, 0.0])
+            e[0] += int(m.group(2))
+            e[1] += float(m.group(3)) * 1e3
+    return st
+
+
+def attribution(raw, runs):
+    """The function profiler's runs (attr.tsv) against the unprofiled
+    runs of the same profile and transport.
+
+    Profiling adds a cost to every traced call; the total it adds is the
+    profiled run's instructions per I/O less the unprofiled median, so
+    per call it is c = that / (traced calls per I/O). Each function's
+    own time is corrected by c x its calls (clamped at 0): the tracer's
+    cost of a call is charged to the call. The part of it that the
+    profiler books to the caller (before the callee's clock starts and
+    after it stops) makes a function that calls many others look up to
+    (c - a) x (its child calls - its calls) too large, a being the
+    smallest per-call own time seen (an empty call: the inner part); both
+    are reported."""
+    d = os.path.join(raw, "attr")
+    if os.path.exists(os.path.join(d, "skipped.txt")):
+        with open(os.path.join(d, "skipped.txt")) as fh:
+            return {"skipped": fh.read().strip()}
+    if not os.path.exists(os.path.join(raw, "attr.tsv")):
+        return {"skipped": "not run (NRP_BENCH_ATTR_PROFILES empty)"}
+    mods = {}
+    try:
+        with open(os.path.join(d, "modsyms.txt")) as fh:
+            for line in fh:
+                w = line.split()
+                if len(w) == 2:
+                    mods[w[0][:NAME_LEN]] = w[1].strip("[]")
+    except OSError:
+        pass
+    out = []
+    for prof, back, tr, _, v in read_runs(raw, "attr.tsv"):
+        e = {"profile": prof, "transport": tr, "module": MODULES.get(tr),
+             "ios": v["ios"], "profiled_kinstr_per_io": v["kinstr_per_io"]}
+        base = summary([r[4].get("kinstr_per_io") for r in runs
+                        if r[0] == prof and r[1] == back and r[2] == tr])
+        e["kinstr_per_io"] = base["median"] if base else None
+        try:
+            st = profiler_stat(os.path.join(d, f"{prof}.{tr}.stat"))
+        except OSError:
+            st = {}
+        ios = v["ios"] or 0
+        calls = sum(h for h, _ in st.values())
+        e["calls_per_io"] = calls / ios if ios else None
+        c = None
+        if base and v["kinstr_per_io"] is not None and calls and ios:
+            c = (v["kinstr_per_io"] - base["median"]) * 1e3 * ios / calls
+        e["tracer_per_call"] = c
+        busy = [t / h for h, t in st.values() if ios and h >= ios]
+        e["empty_call"] = min(busy) if busy else None
+        funcs = []
+        for name, (h, t) in st.items():
+            if not ios:
+                break
+            # the idle loop's halt is guest time, not instructions
+            if IDLE_FN.search(name):
+                continue
+            corr = max(0.0, t - (c or 0.0) * h)
+            funcs.append({"function": name, "module": mods.get(name[:NAME_LEN]),
+                          "calls_per_io": h / ios, "own_per_io": t / ios,
+                          "corrected_per_io": corr / ios})
+        funcs.sort(key=lambda x: -x["corrected_per_io"])
+        mine = [x for x in funcs if x["module"] == e["module"]]
+        e["transport_instr_per_io"] = (sum(x["corrected_per_io"] for x in mine)
+                                       if c is not None else None)
+        e["transport_uncorrected_per_io"] = sum(x["own_per_io"] for x in mine)
+        e["transport_calls_per_io"] = sum(x["calls_per_io"] for x in mine)
+        e["accounted_per_io"] = (sum(x["corrected_per_io"] for x in funcs)
+                                 if c is not None else None)
+        e["top_transport"] = mine[:ATTR_TOP]
+        e["top_kernel"] = funcs[:ATTR_TOP]
+        out.append(e)
+    by = {}
+    for e in out:
+        by.setdefault(e["profile"], {})[e["transport"]] = e
+    cmp_ = []
+    for prof, per in by.items():
+        b, o = per.get(BASE), per.get(OURS)
+        if not b or not o:
+            continue
+        r = {"profile": prof}
+        if b["transport_instr_per_io"] and o["transport_instr_per_io"] is not None:
+            r["ratio_transport"] = o["transport_instr_per_io"] / b["transport_instr_per_io"]
+        if b["kinstr_per_io"] and o["kinstr_per_io"]:
+            r["diff_total_per_io"] = (o["kinstr_per_io"] - b["kinstr_per_io"]) * 1e3
+            r["ratio_total"] = o["kinstr_per_io"] / b["kinstr_per_io"]
+        cmp_.append(r)
+    return {"runs": out, "compare": cmp_}
+
+
+
+def attribution_md(attr):
+    md = []
+    if attr.get("skipped"):
+        md.append(f"Attribution (function profiler): skipped ({attr['skipped']}).")
+        md.append("")
+        return md
+    by = {}
+    for e in attr.get("runs", []):
+        by.setdefault(e["profile"], {})[e["transport"]] = e
+    cmp_ = {c["profile"]: c for c in attr.get("compare", [])}
+    for prof, per in by.items():
+        trs = [t for t in (BASE, OURS) if t in per]
+        md.append(f"### Attribution: {prof}, where one I/O's instructions go")
+        md.append("")
+        md.append("| per I/O | " + " | ".join(TR_LABEL[t] for t in trs) + " |")
+        md.append("|---|" + "---|" * len(trs))
+        rows = [
+            ("whole guest, unprofiled (k instructions)", "kinstr_per_io", 1),
+            ("whole guest, profiled (k instructions)", "profiled_kinstr_per_io", 1),
+            ("traced calls", "calls_per_io", 1),
+            ("tracer cost per traced call (instructions)", "tracer_per_call", 1),
+            ("smallest own time of a call (instructions)", "empty_call", 1),
+            ("**host transport's own functions (instructions, corrected)**",
+             "transport_instr_per_io", 1),
+            ("host transport's own functions (instructions, as profiled)",
+             "transport_uncorrected_per_io", 1),
+            ("host transport's calls", "transport_calls_per_io", 1),
+            ("all functions, corrected (k instructions)", "accounted_per_io", 1e-3),
+        ]
+        for label, key, scale in rows:
+            md.append(f"| {label} | " + " | ".join(
+                fmt(None if per[t].get(key) is None else per[t][key] * scale) for t in trs) + " |")
+        c = cmp_.get(prof, {})
+        if "ratio_transport" in c or "diff_total_per_io" in c:
+            md.append("")
+            parts = []
+            if "ratio_transport" in c:
+                parts.append(f"host transport ours / in-tree: **{c['ratio_transport']:.2f}x**")
+            if "diff_total_per_io" in c:
+                parts.append(f"whole guest ours - in-tree: {c['diff_total_per_io']:+,.0f} "
+                             f"instructions per I/O ({c['ratio_total']:.4f}x; exact: same rxe, "
+                             "target and block layer)")
+            md.append("; ".join(parts) + ".")
+        md.append("")
+        md.append("| # | " + " | ".join(f"{TR_LABEL[t]}: function | calls | instr." for t in trs)
+                  + " |")
+        md.append("|---|" + "---|---|---|" * len(trs))
+        n = max(len(per[t]["top_transport"]) for t in trs)
+        for i in range(n):
+            row = [str(i + 1)]
+            for t in trs:
+                top = per[t]["top_transport"]
+                if i < len(top):
+                    x = top[i]
+                    row += [f"`{x['function']}`", fmt(x["calls_per_io"]),
+                            fmt(round(x["corrected_per_io"]))]
+                else:
+                    row += ["", "", ""]
+            md.append("| " + " | ".join(row) + " |")
+        md.append("")
+        md.append("Own time of each function (children excluded), per I/O, less the tracer's "
+                  "cost per call x its calls; profiled in a separate run of "
+                  f"{fmt(per[trs[0]]['ios'])} I/Os. Top kernel functions overall: results.json.")
+        md.append("")
+    return md
+
 
 def fmt(v, unit=""):
     if v is None:
@@ -223,7 +455,8 @@ def cell(s, unit):
         return "–"
     spread = ""
     if s["n"] > 1 and s["median"]:
-        spread = f" ±{(s['max'] - s['min']) / 2 / abs(s['median']) * 100:.0f}%"
+        r = spread_of(s) * 100
+        spread = f" ±{r:.2f}%" if r < 1 else f" ±{r:.1f}%" if r < 10 else f" ±{r:.0f}%"
     return fmt(s["median"], unit) + spread
 
 
@@ -238,8 +471,11 @@ def main():
     runs = read_runs(raw)
     transports = [t for t in (BASE, OURS, REF) if any(r[2] == t for r in runs)]
 
+    icount = f.get("clock") == "icount"
     results = []
     for prof, (title, metrics) in PROFILES.items():
+        if icount:
+            metrics = [INSTR if m == CPU else m for m in metrics]
         backends = sorted({r[1] for r in runs if r[0] == prof})
         for back in backends:
             for met, label, unit, better in metrics:
@@ -256,7 +492,7 @@ def main():
                     "ratio_ours_intree": ratio,
                     "gain_ours": gain(b, o, better),
                     "gain_tcp": gain(b, per.get(REF), better),
-                    "verdict": verdict(b, o, better),
+                    "verdict": verdict(b, o, better, icount),
                 })
 
     ckpt, skipped = read_ckpt(raw, float(f.get("clk_tck", 100)))
@@ -268,7 +504,7 @@ def main():
         e = {"mode": mode, "title": CKPT_MODES[mode], "runs": rs,
              "verified_runs": sum(1 for r in rs if r["verified"])}
         for k in ("wall_s", "guest_cpu_s", "guest_cpu_softirq_s", "proc_cpu_s",
-                  "cpu_copied_bytes"):
+                  "cpu_copied_bytes", "ginstr"):
             e[k] = summary([r.get(k) for r in rs])
         for k in ("host_bytes_mapped", "p2p_bytes_mapped"):
             vals = [r["stats"].get(k) for r in rs if r["have_stats"]]
@@ -295,6 +531,17 @@ def main():
             "target": "at least one profile >= 1.15x",
             "met": best["gain_ours"] >= 1.15,
             "detail": f"best: {best['profile']} {best['label']} {best['gain_ours']:.2f}x ({best['verdict']})"})
+    attr = attribution(raw, runs) if icount else {"skipped": "wall-clock mode: no instruction counts"}
+    ac = [c for c in attr.get("compare", []) if "ratio_transport" in c]
+    if ac:
+        best = min(ac, key=lambda c: c["ratio_transport"])
+        worst = max(ac, key=lambda c: c["ratio_transport"])
+        targets.append({
+            "target": "host-transport instructions per I/O <= 0.85x the in-tree nvme_rdma on "
+                      "one profile, none above 1.00x (attribution)",
+            "met": best["ratio_transport"] <= 0.85 and worst["ratio_transport"] <= 1.0,
+            "detail": f"best {best['profile']} {best['ratio_transport']:.2f}x, worst "
+                      f"{worst['profile']} {worst['ratio_transport']:.2f}x"})
     xw = [r for r in results if r["profile"] == "xfs_ckpt" and r["metric"] == "wall_s"]
     if xw and xw[0]["gain_ours"] is not None:
         targets.append({
@@ -333,16 +580,25 @@ def main():
                               f"{fmt(med(b['guest_cpu_softirq_s']))} s"})
             break
 
-    doc = {"format": "nvme-rdma-p2p-bench/1", "facts": f,
+    doc = {"format": "nvme-rdma-p2p-bench/2", "facts": f,
            "transports": {t: TR_LABEL[t] for t in transports},
            "results": results, "checkpoint": ck,
-           "checkpoint_skipped": skipped, "targets": targets}
+           "checkpoint_skipped": skipped, "attribution": attr, "targets": targets}
     with open(os.path.join(top, "results.json"), "w") as fh:
         json.dump(doc, fh, indent=1)
 
     # --- Markdown
     md = []
     md.append(f"## nvme-rdma-p2p bench ({f.get('date', '')})".replace(" ()", ""))
+    md.append("")
+    if icount:
+        md.append("**Clock: icount.** QEMU `-icount shift=0,sleep=off`: the guest clock advances "
+                  "1 ns per executed instruction and skips idle time, so every figure in guest "
+                  "time (IOPS, latency, s) is a cost in instructions that does not depend on the "
+                  "host's load; a guest µs is 1000 instructions. Instructions per I/O: the "
+                  "guest's busy ns (window less idle) over fio's I/O window, divided by its I/Os.")
+    else:
+        md.append("**Clock: wall** (the host's): figures move with the host's load.")
     md.append("")
     md.append(f"Guest kernel {f.get('kernel', '?')} under QEMU TCG, {f.get('cpus', '?')} vCPUs, "
               f"{f.get('mem_mib', '?')} MiB; rxe (soft-RoCE) and TCP on one veth pair; nvmet "
@@ -375,29 +631,38 @@ def main():
         md.append("| " + " | ".join(row) + " |")
     if hdr:
         md.append("")
-        md.append("↑ higher is better, ↓ lower is better. \"within noise\": the min-max ranges "
-                  "of ours and the in-tree overlap.")
+        if icount:
+            md.append("↑ higher is better, ↓ lower is better. verdict: \"same\" when ours and the "
+                      "in-tree differ by no more than the tolerance, which is the larger of 1% and "
+                      "the two cells' spreads added; else better or worse.")
+        else:
+            md.append("↑ higher is better, ↓ lower is better. \"within noise\": the min-max ranges "
+                      "of ours and the in-tree overlap.")
         md.append("")
     if ck:
         mib = ck[0].get("mib")
         md.append(f"### Checkpoint of simulated GPU memory ({fmt(mib)} MiB, raw namespace on brd)")
         md.append("")
-        md.append("| path | write+flush (s) ↓ | MiB/s ↑ | guest CPU (s) ↓ | of it softirq (s) "
-                  "| process CPU (s) ↓ | bytes copied by the CPU ↓ | host_bytes_mapped | runs (verified) |")
-        md.append("|---|---|---|---|---|---|---|---|---|")
+        md.append("| path | write+flush (s) ↓ | MiB/s ↑ | guest instructions (G) ↓ | guest CPU (s) ↓ "
+                  "| of it softirq (s) | process CPU (s) ↓ | bytes copied by the CPU ↓ "
+                  "| host_bytes_mapped | runs (verified) |")
+        md.append("|---|---|---|---|---|---|---|---|---|---|")
         for e in ck:
             w = med(e["wall_s"])
             hb = e["host_bytes_mapped"]
             md.append("| " + " | ".join([
                 e["title"], cell(e["wall_s"], "s"),
                 fmt(mib / w) if w and mib else "–",
+                cell(e["ginstr"], "G") if icount else "n/a (wall clock)",
                 cell(e["guest_cpu_s"], "s"), cell(e["guest_cpu_softirq_s"], "s"),
                 cell(e["proc_cpu_s"], "s"),
                 fmt(med(e["cpu_copied_bytes"])),
                 "n/a (in-tree)" if hb is None else "+" + fmt(med(hb)),
                 f"{len(e['runs'])} ({e['verified_runs']})"]) + " |")
         md.append("")
-        md.append("guest CPU: busy time of all guest CPUs (user, system, irq, softirq) from the "
+        md.append("guest instructions: executed by the whole guest (icount: busy guest ns) from "
+                  "the start of the write to the end of the flush. "
+                  "guest CPU: busy time of all guest CPUs (user, system, irq, softirq) from the "
                   "start of the write to the end of the flush; it includes the target and rxe, "
                   "which copy every byte in software on both paths. process CPU: the "
                   "checkpoint process alone (the in-kernel mover runs in its ioctl).")
@@ -405,8 +670,9 @@ def main():
     elif skipped:
         md.append(f"Checkpoint of simulated GPU memory: skipped ({skipped}).")
         md.append("")
+    md += attribution_md(attr)
     if targets:
-        md.append("### Targets of issue 5 (measured, not pass/fail)")
+        md.append("### Targets (measured, not pass/fail)")
         md.append("")
         md.append("| target | met | measured |")
         md.append("|---|---|---|")

@@ -12,11 +12,21 @@
 #
 # Environment (all optional; the NRP_BENCH_* ones reach the guest):
 #   NRP_BENCH_RUNS=3        runs per transport of each measurement
-#   NRP_BENCH_RUNTIME=6     seconds per fio run
+#   NRP_BENCH_RUNTIME=6     seconds per fio run (icount: the most one may take)
+#   NRP_BENCH_IOS           icount: I/Os per fio run in 4 KiB I/Os' worth
+#                           of bytes (4000); "" for time-based runs
 #   NRP_BENCH_CKPT_MIB=1024 checkpoint size (the XFS file and the P2P one)
 #   NRP_BENCH_CKPT_RUNS=1   runs of each P2P/bounce checkpoint mode
 #   NRP_BENCH_PROFILES, NRP_BENCH_TRANSPORTS, NRP_BENCH_BACKENDS,
 #   NRP_BENCH_CKPT_MODES    subsets, see tools/bench/guest.sh
+#   NRP_BENCH_CLOCK=icount  icount: the guest clock counts executed
+#                           instructions (QEMU -icount shift=0,sleep=off,
+#                           one vCPU), so guest-time figures are costs that
+#                           do not depend on the host's load; wall: the
+#                           guest clock is the host's (two vCPUs)
+#   NRP_BENCH_SMP           guest CPUs (icount: 1, wall: 2)
+#   NRP_BENCH_ATTR_PROFILES, NRP_BENCH_ATTR_IOS  the function-profiler
+#                           attribution, see tools/bench/guest.sh
 #   NRP_BENCH_KERNEL=p2p    guest kernel (stock has no P2PDMA: no P2P part)
 #   NRP_BENCH_MEM           guest memory in MiB (default: enough for the
 #                           RAM namespace, 2048 + 1.25 x checkpoint)
@@ -34,6 +44,13 @@ kernel=${NRP_BENCH_KERNEL:-p2p}
 export NRP_BENCH_CKPT_MIB=${NRP_BENCH_CKPT_MIB:-1024}
 export NRP_BENCH_CKPT_RUNS=${NRP_BENCH_CKPT_RUNS:-1}
 timeout=${NRP_BENCH_TIMEOUT:-5400}
+export NRP_BENCH_CLOCK=${NRP_BENCH_CLOCK:-icount}
+clock_opt=()
+case $NRP_BENCH_CLOCK in
+icount)	smp=${NRP_BENCH_SMP:-1}; clock_opt=(--icount) ;;
+wall)	smp=${NRP_BENCH_SMP:-2} ;;
+*)	nrp_die "NRP_BENCH_CLOCK must be icount or wall, not '$NRP_BENCH_CLOCK'" ;;
+esac
 ckpt_mib=$NRP_BENCH_CKPT_MIB
 case $ckpt_mib in '' | *[!0-9]* | 0) nrp_die "NRP_BENCH_CKPT_MIB must be a positive number of MiB" ;; esac
 mem=${NRP_BENCH_MEM:-$((2048 + ckpt_mib + ckpt_mib / 4))}
@@ -42,9 +59,12 @@ mem=${NRP_BENCH_MEM:-$((2048 + ckpt_mib + ckpt_mib / 4))}
 gpu_mib=256
 while [ "$gpu_mib" -lt $((2 * ckpt_mib)) ]; do gpu_mib=$((gpu_mib * 2)); done
 
-# What the host side needs: setup.sh (packages, the P2PDMA guest kernel),
+# What the host side needs: setup.sh (packages, the guest kernel),
 # python3 for the reducer, gnuplot for the chart.
-"$NRP_TOP/tools/setup.sh"
+# (The stock kernel needs no build: no waiting for the P2PDMA kernel.)
+setup_opt=()
+[ "$kernel" != stock ] || setup_opt=(--no-kernel)
+"$NRP_TOP/tools/setup.sh" "${setup_opt[@]}"
 command -v python3 >/dev/null || nrp_die "python3 is missing (apt-get install python3)"
 if ! command -v gnuplot >/dev/null; then
 	sudo=
@@ -72,14 +92,14 @@ out=$(cd "$out" && pwd)
 job=(env)
 while IFS= read -r v; do
 	job+=("$v=${!v}")
-done < <(compgen -v NRP_BENCH_ | grep -v '^NRP_BENCH_\(KERNEL\|MEM\|TIMEOUT\)$' || true)
+done < <(compgen -v NRP_BENCH_ | grep -v '^NRP_BENCH_\(KERNEL\|MEM\|TIMEOUT\|SMP\)$' || true)
 job+=(tools/bench/guest.sh)
 
-nrp_log "bench: $kernel guest, ${mem} MiB, GPU window ${gpu_mib} MiB; results in $out"
-nrp_log "bench: runs ${NRP_BENCH_RUNS:-3} x ${NRP_BENCH_RUNTIME:-6} s per fio run, checkpoint ${ckpt_mib} MiB (TCG: expect 20-30 minutes)"
+nrp_log "bench: $kernel guest, $NRP_BENCH_CLOCK clock, $smp vCPU, ${mem} MiB, GPU window ${gpu_mib} MiB; results in $out"
+nrp_log "bench: runs ${NRP_BENCH_RUNS:-3} x ${NRP_BENCH_RUNTIME:-6} s per fio run${NRP_BENCH_IOS:+ (or $NRP_BENCH_IOS I/Os)}, checkpoint ${ckpt_mib} MiB"
 start=$SECONDS
 "$NRP_TOP/tools/vm/run-guest.sh" --kernel "$kernel" --out "$out/guest" \
-	--timeout "$timeout" --mem "$mem" --smp 2 --gpu-mem "${gpu_mib}M" \
+	--timeout "$timeout" --mem "$mem" --smp "$smp" "${clock_opt[@]}" --gpu-mem "${gpu_mib}M" \
 	-- "$(printf '%q ' "${job[@]}")" &
 gpid=$!
 # Progress: the guest's "bench:" lines as they land in output.txt.

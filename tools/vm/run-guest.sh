@@ -22,6 +22,11 @@
 #   --gpu-mem SIZE            size of the simulated GPU BAR, a QEMU ivshmem
 #                             device backed outside guest RAM (default
 #                             2G: two 1 GiB checkpoint regions; 0 for none)
+#   --icount                  tie the guest clock to executed instructions
+#                             (QEMU -icount shift=0,sleep=off: 1 ns per
+#                             instruction, idle time skipped), so that
+#                             guest time measures cost independent of host
+#                             load; one host thread runs all vCPUs
 #
 # While the guest runs, DIR/qemu.pid holds QEMU's pid; ending this script
 # (any signal but KILL) ends QEMU too.
@@ -37,6 +42,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 kernel=stock out= timeout=900 mem=3072 smp=2 foreign= gpu_mem=2G qemu_extra=() append=
+icount=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel)	kernel=$2; shift 2 ;;
@@ -48,6 +54,7 @@ while [ $# -gt 0 ]; do
 	--append)	append+=" $2"; shift 2 ;;
 	--foreign-ko)	foreign=$2; shift 2 ;;
 	--gpu-mem)	gpu_mem=$2; shift 2 ;;
+	--icount)	icount=1; shift ;;
 	--)		shift; break ;;
 	-h|--help)	sed -n '3,/^set -euo/p' "$0" | sed 's/^# \{0,1\}//; /^set -euo/d'; exit 0 ;;
 	*)		nrp_die "unknown option $1 (see --help)" ;;
@@ -126,6 +133,9 @@ qemu=(qemu-system-x86_64 -accel "$accel" -cpu max -smp "$smp" -m "$mem"
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap
 	-virtfs "local,path=$out,mount_tag=job,security_model=none,multidevs=remap"
 	"${qemu_extra[@]}")
+# sleep=off: an idle guest's clock jumps to its next timer instead of
+# waiting for the host's, so guest time is instructions plus skipped idle.
+[ "$icount" = 0 ] || qemu+=(-icount shift=0,sleep=off)
 # A GPU's memory window stand-in: BAR2 of ivshmem, outside guest RAM.
 if [ "$gpu_mem" != 0 ]; then
 	qemu+=(-object "memory-backend-ram,id=gpumem,size=$gpu_mem"
