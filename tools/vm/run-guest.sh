@@ -124,7 +124,12 @@ ENV
 # lockdep: the soft-lockup watchdog then fires on a healthy kernel, so it
 # is off. Hung tasks are still detected (hung_task_timeout_secs).
 cmdline="console=ttyS0 panic=-1 loglevel=6 nokaslr nosoftlockup"
-cmdline+=" rcupdate.rcu_cpu_stall_timeout=300$append"
+cmdline+=" rcupdate.rcu_cpu_stall_timeout=300"
+# A guest without an RNG device and without RANDOM_TRUST_CPU (our
+# allnoconfig kernels) may never initialize its CRNG, and then user space
+# that asks getrandom() not to block gets EAGAIN (nvme gen-dhchap-key fails
+# without a word). The emulated CPU has RDRAND: trust it, as Debian does.
+cmdline+=" random.trust_cpu=on$append"
 accel=tcg
 qemu=(qemu-system-x86_64 -accel "$accel" -cpu max -smp "$smp" -m "$mem"
 	-nographic -nic none -no-reboot

@@ -1,0 +1,174 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# NVMe in-band authentication (DH-HMAC-CHAP) over our transport, against
+# nvmet-rdma with per-host keys in configfs. The nvme core runs the
+# protocol on the fabrics Connect of every queue; what the transport must
+# get right is that each of its queues is authenticated, that a refusal
+# leaves nothing behind, and that re-authentication and reconnects keep I/O
+# going.
+#
+# Hashes x DH groups: every hash with the null group and ffdhe2048, every
+# group with hmac(sha256); NRP_AUTH_MATRIX=full runs all 18 pairs.
+# nrp-timeout: 1200
+. "$(dirname "$0")/lib.sh"
+
+cfs=/sys/kernel/config/nvmet
+host=$NRP_HOSTNQN
+hostid=6c1c1d4b-8f2e-4d55-9d5e-5b2f0a1c0ff1
+
+nrp_std_setup 128
+# the host side: nvme core built with in-band authentication
+grep -qw nvme_auth_negotiate /proc/kallsyms ||
+	nrp_skip "the host's nvme core has no in-band authentication (CONFIG_NVME_AUTH / NVME_HOST_AUTH)"
+nrp_nvmet_allow_hosts "$host"
+[ -e "$cfs/hosts/$host/dhchap_key" ] ||
+	nrp_skip "the target has no in-band authentication (CONFIG_NVME_TARGET_AUTH)"
+
+# A fresh secret for $host: DHHC-1:<hmac>:<base64 key + crc>:
+# $1: transformation hash of the secret (0 none, 1 sha256, 2 sha384, 3 sha512)
+newkey() { nvme gen-dhchap-key --hmac="${1:-0}" --nqn="$host"; }
+
+tgt_set() { # ATTR VALUE: host entry of the target
+	echo "$2" >"$cfs/hosts/$host/$1" || nrp_fail "target: cannot set $1=$2"
+}
+
+conn() { # connect with extra options; prints nvme-cli's error on failure
+	nvme connect -t "$NRP_TRANSPORT" -a "$NRP_TGT_IP4" -s "$NRP_PORT" \
+		-n "$NRP_SUBNQN" -q "$host" -I "$hostid" "$@" 2>&1
+}
+
+# Nothing of ours left, and the module's references back to 0.
+assert_clean() {
+	local i
+	for i in $(seq 50); do
+		nrp_ctrl_of_subsys "$NRP_SUBNQN" >/dev/null || break
+		sleep 0.2
+	done
+	nrp_ctrl_of_subsys "$NRP_SUBNQN" >/dev/null &&
+		nrp_fail "$1: a controller was left behind"
+	[ "$(cat /sys/module/$NRP_MOD/refcnt)" = 0 ] ||
+		nrp_fail "$1: module refcount $(cat /sys/module/$NRP_MOD/refcnt), expected 0"
+}
+
+# Connect with $@, check every queue answered and a verified write/read
+# went through, disconnect.
+good() {
+	local what=$1 out ctrl dev t0=$SECONDS
+	shift
+	out=$(conn "$@") || nrp_fail "$what: connect refused: $out"
+	ctrl=$(nrp_ctrl_of_subsys "$NRP_SUBNQN") || nrp_fail "$what: no controller"
+	nrp_ctrl_is_ours "$ctrl" || nrp_fail "$what: $ctrl is not ours"
+	dev=$(nrp_ns_dev "$ctrl") || nrp_fail "$what: no namespace"
+	nrp_fio_verify "$dev" --rw=randwrite --bs=4k --size=1m --ioengine=libaio --iodepth=4
+	nvme disconnect -n "$NRP_SUBNQN" >/dev/null || nrp_fail "$what: disconnect failed"
+	assert_clean "$what"
+	echo "ok: $what ($((SECONDS - t0)) s)"
+}
+
+# Connect with $@ must be refused, with no controller left and a kernel
+# log line that names authentication.
+bad() {
+	local what=$1 out
+	shift
+	nrp_dmesg_mark
+	if out=$(conn "$@"); then
+		nvme disconnect -n "$NRP_SUBNQN" >/dev/null 2>&1
+		nrp_fail "$what: connect succeeded"
+	fi
+	assert_clean "$what"
+	nrp_dmesg_since | grep -qi 'auth\|dhchap' ||
+		nrp_fail "$what: refused, but the kernel log does not say why: $out"
+	echo "refused: $what: $(nrp_dmesg_since | grep -i 'auth\|dhchap' | tail -n1 | sed 's/^\[[^]]*\] //')"
+}
+
+hkey=$(newkey 1) && [ -n "$hkey" ] ||
+	nrp_skip "nvme-cli cannot generate DH-HMAC-CHAP secrets (gen-dhchap-key, nvme-cli 2.1 and later)"
+ckey=$(newkey 1)
+tgt_set dhchap_key "$hkey"
+tgt_set dhchap_hash "hmac(sha256)"
+tgt_set dhchap_dhgroup null
+
+good "unidirectional, sha256, null group" --dhchap-secret="$hkey"
+tgt_set dhchap_ctrl_key "$ckey"
+good "bidirectional, sha256, null group" --dhchap-secret="$hkey" --dhchap-ctrl-secret="$ckey"
+
+# the matrix
+offered=0
+hashes=("hmac(sha256)" "hmac(sha384)" "hmac(sha512)")
+groups=(null ffdhe2048 ffdhe3072 ffdhe4096 ffdhe6144 ffdhe8192)
+for h in "${hashes[@]}"; do
+	for g in "${groups[@]}"; do
+		if [ "${NRP_AUTH_MATRIX:-}" != full ]; then
+			case "$h/$g" in
+			*/null | */ffdhe2048 | "hmac(sha256)"/*) ;;
+			*) continue ;;
+			esac
+		fi
+		[ "$h/$g" = "hmac(sha256)/null" ] && continue # done above
+		tgt_set dhchap_hash "$h"
+		# nvmet takes only the groups the kernel's crypto offers
+		# (ffdhe* need CRYPTO_DH_RFC7919_GROUPS)
+		if ! echo "$g" 2>/dev/null >"$cfs/hosts/$host/dhchap_dhgroup"; then
+			echo "not offered by this kernel: $g"
+			continue
+		fi
+		offered=$((offered + 1))
+		good "bidirectional, $h, $g" --dhchap-secret="$hkey" --dhchap-ctrl-secret="$ckey"
+	done
+done
+echo "hash/group pairs run: $((offered + 1))"
+tgt_set dhchap_hash "hmac(sha256)"
+# a DH exchange where the kernel offers one
+echo ffdhe2048 2>/dev/null >"$cfs/hosts/$host/dhchap_dhgroup" ||
+	tgt_set dhchap_dhgroup null
+
+# refusals
+bad "wrong host key" --dhchap-secret="$(newkey 1)"
+bad "wrong controller key" --dhchap-secret="$hkey" --dhchap-ctrl-secret="$(newkey 1)"
+bad "no key where one is required"
+# a malformed secret never reaches the wire: the kernel refuses the option
+nrp_dmesg_mark
+out=$(nrp_fabrics_write "transport=$NRP_TRANSPORT,nqn=$NRP_SUBNQN,traddr=$NRP_TGT_IP4,trsvcid=$NRP_PORT,hostnqn=$host,dhchap_secret=DHHC-1:00:not-base64!!:") &&
+	{ nvme disconnect -n "$NRP_SUBNQN" >/dev/null 2>&1; nrp_fail "malformed secret accepted"; }
+assert_clean "malformed secret"
+echo "refused: malformed secret: $out"
+
+# re-authentication under I/O: the target's key changes, the host is given
+# the new one through sysfs and authenticates again; the old key is dead.
+out=$(conn --dhchap-secret="$hkey" --dhchap-ctrl-secret="$ckey") ||
+	nrp_fail "connect for re-authentication: $out"
+ctrl=$(nrp_ctrl_of_subsys "$NRP_SUBNQN")
+nrp_cleanup_push nrp_disconnect_all
+dev=$(nrp_ns_dev "$ctrl") || nrp_fail "no namespace"
+[ -w "/sys/class/nvme/$ctrl/dhchap_secret" ] ||
+	nrp_fail "$ctrl has no dhchap_secret attribute"
+fio --name=reauth --filename="$dev" --direct=1 --ioengine=libaio --rw=randwrite \
+	--bs=16k --iodepth=8 --size=32m --verify=crc32c --verify_fatal=1 \
+	--do_verify=1 --output=/tmp/nrp-fio-reauth.log &
+fio_pid=$!
+sleep 2
+hkey2=$(newkey 1)
+tgt_set dhchap_key "$hkey2"
+nrp_dmesg_mark
+echo "$hkey2" >"/sys/class/nvme/$ctrl/dhchap_secret" ||
+	nrp_fail "writing the new secret to $ctrl failed"
+wait $fio_pid || { cat /tmp/nrp-fio-reauth.log; nrp_fail "I/O failed across re-authentication"; }
+grep -q 'verify: bad' /tmp/nrp-fio-reauth.log && nrp_fail "data corrupted across re-authentication"
+[ "$(nrp_ctrl_state "$ctrl")" = live ] || nrp_fail "$ctrl $(nrp_ctrl_state "$ctrl") after re-authentication"
+[ "$(cat "/sys/class/nvme/$ctrl/dhchap_secret")" = "$hkey2" ] ||
+	nrp_fail "$ctrl does not show the new secret"
+nrp_dmesg_since | grep -qi 'authentication failed' &&
+	nrp_fail "re-authentication failed: $(nrp_dmesg_since | grep -i auth | tail -n 3)"
+echo "ok: re-authenticated with the new key under I/O, verified"
+
+# after a reset every queue authenticates again with the new key
+nvme reset "/dev/$ctrl" || nrp_fail "reset failed"
+nrp_wait_state "$ctrl" 60 || nrp_fail "$ctrl not live after reset ($(nrp_ctrl_state "$ctrl"))"
+nrp_fio_verify "$dev" --rw=randrw --bs=8k --size=4m --ioengine=libaio --iodepth=8
+echo "ok: reset re-authenticated every queue, verified"
+nvme disconnect -n "$NRP_SUBNQN" >/dev/null
+assert_clean "re-authentication"
+
+bad "old host key after the change" --dhchap-secret="$hkey" --dhchap-ctrl-secret="$ckey"
+good "new host key after the change" --dhchap-secret="$hkey2" --dhchap-ctrl-secret="$ckey"
+nrp_pass
