@@ -98,8 +98,13 @@ nrp_kernel_key() {
 		sha256sum | cut -c1-12
 }
 
+# The cache directory of a built guest kernel, by flavour or by kernel name
+# (p2p-6.12 is the p2p flavour of series 6.12, whatever NRP_SERIES says).
 nrp_kernel_dir() {
-	local key
-	key=$(nrp_kernel_key "$1") || exit 1
-	echo "$NRP_CACHE/kernel/$1-$key"
+	(
+		local key
+		nrp_use_kernel "$1"
+		key=$(nrp_kernel_key "$NRP_FLAVOUR") || exit 1
+		echo "$NRP_CACHE/kernel/$NRP_FLAVOUR-$key"
+	)
 }
