@@ -7,7 +7,9 @@
 #                         (MODPROBE_CONF=1: and the modprobe.d drop-in)
 #   make uninstall        remove both again
 #   make sign KEY= CERT=  sign the module (Secure Boot: a key enrolled as MOK)
-#   make check-style      checkpatch --strict, sparse, W=1: all must be clean
+#   make check-style      checkpatch --strict, sparse, W=1: all must be clean,
+#                         for every supported series (scripts/kernel-series.sh
+#                         list) unless KDIR names one kernel
 #   make check            the test suite in QEMU guests (CI's tier)
 #   make check-full       everything: all tests on every kernel and over siw
 #   make demo             boot a guest and write a verified checkpoint
@@ -20,6 +22,8 @@
 
 TOP := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
 
+# check-style without KDIR checks every supported kernel series in turn.
+KDIR_GIVEN := $(KDIR)
 ifeq ($(KDIR),)
 KDIR := $(wildcard /lib/modules/$(shell uname -r)/build)
 endif
@@ -92,8 +96,18 @@ clean-objs:
 clean: clean-objs
 	rm -rf $(TOP)/.gen
 
+ifeq ($(KDIR_GIVEN),)
+check-style:
+	@for s in $$($(TOP)/scripts/kernel-series.sh list); do \
+		kd=$$($(TOP)/scripts/kernel-series.sh kdir $$s) || exit 1; \
+		echo "== Linux $$s: $$kd"; \
+		$(MAKE) --no-print-directory -f $(TOP)/Makefile KDIR=$$kd \
+			check-style || exit 1; \
+	done
+else
 check-style: gen
 	@$(TOP)/scripts/check-style.sh "$(KDIR)" "$(GEN)"
+endif
 
 check:
 	@$(TOP)/tools/testing/run-all.sh --tier check

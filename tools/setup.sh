@@ -8,9 +8,10 @@
 # --no-kernel installs the packages only (make check times each guest
 # kernel build as a part of its own).
 #
-# The stock kernel is not pinned: scripts/kernel-series.sh names the newest
-# image and headers of the series whose version is that of linux-source,
-# and the Makefile's default KDIR is found by the same script.
+# The stock kernels are not pinned: for each supported series (6.1, 6.12:
+# scripts/kernel-series.sh list) that script names the newest image and
+# headers whose version is that of linux-source-SERIES, and the Makefile's
+# default KDIR is found by the same script.
 set -euo pipefail
 . "$(dirname "$0")/vm/lib.sh"
 
@@ -31,16 +32,19 @@ tools=(make gcc bc flex bison libelf-dev libssl-dev dwarves cpio xz-utils kmod
 # The packages not installed at the version wanted, from the apt lists as
 # they are now.
 wanted() {
-	local rel srcver p
-	rel=$("$NRP_TOP/scripts/kernel-series.sh" candidate "$NRP_SERIES") || return 1
-	srcver=$(apt-cache policy "linux-source-$NRP_SERIES" | awk '/Candidate:/ { print $2 }')
-	for p in "${tools[@]}" "linux-image-$rel" "linux-headers-$rel"; do
+	local rel srcver p series pkgs=("${tools[@]}")
+	for series in $("$NRP_TOP/scripts/kernel-series.sh" list); do
+		rel=$("$NRP_TOP/scripts/kernel-series.sh" candidate "$series") || return 1
+		srcver=$(apt-cache policy "linux-source-$series" | awk '/Candidate:/ { print $2 }')
+		pkgs+=("linux-image-$rel" "linux-headers-$rel")
+		# the source must move with the headers: the private headers come from it
+		[ "$(dpkg-query -W -f='${db:Status-Abbrev}${Version}' "linux-source-$series" 2>/dev/null)" = "ii $srcver" ] ||
+			echo "linux-source-$series"
+	done
+	for p in "${pkgs[@]}"; do
 		dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null | grep -q '^ii' ||
 			echo "$p"
 	done
-	# the source must move with the headers: the private headers come from it
-	[ "$(dpkg-query -W -f='${db:Status-Abbrev}${Version}' "linux-source-$NRP_SERIES" 2>/dev/null)" = "ii $srcver" ] ||
-		echo "linux-source-$NRP_SERIES"
 }
 
 sudo=
@@ -59,7 +63,12 @@ if [ -n "$missing" ]; then
 	$sudo env DEBIAN_FRONTEND=noninteractive INITRD=No apt-get install -y -qq \
 		--no-install-recommends $missing >/dev/null
 fi
-nrp_log "packages ready in $((SECONDS - start)) s (stock kernel $("$NRP_TOP/scripts/kernel-series.sh" installed "$NRP_SERIES"))"
+stock=
+for series in $("$NRP_TOP/scripts/kernel-series.sh" list); do
+	stock+=" $("$NRP_TOP/scripts/kernel-series.sh" installed "$series")" ||
+		nrp_die "no stock kernel of Linux $series after the set-up"
+done
+nrp_log "packages ready in $((SECONDS - start)) s (stock kernels$stock)"
 
 for k in "${build[@]}"; do
 	"$NRP_TOP/tools/vm/build-kernel.sh" "$k" >/dev/null

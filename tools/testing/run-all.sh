@@ -4,7 +4,7 @@
 # guest kernel. Ends with the time of each part and
 # "N passed, N failed, N skipped".
 #
-#   tools/testing/run-all.sh [--tier check|full] [--kernels "stock p2p debug"]
+#   tools/testing/run-all.sh [--tier check|full] [--kernels "stock p2p ..."]
 #                            [--out DIR] [TEST...]
 #
 # Two tiers (NRP_TIER, or --tier; "make check" and "make check-full"):
@@ -14,7 +14,10 @@
 #          the debug kernel; the two-guest tests on the stock kernel.
 #   full   everything: all tests on the debug kernel too, the whole suite
 #          over siw, the two-guest tests on every kernel, and "make demo"
-#          itself.
+#          itself; and the Linux 6.12 guests, stock-6.12 and p2p-6.12, like
+#          stock and p2p.
+# Kernel names are those of tools/vm/run-guest.sh: stock, p2p, debug are
+# Linux 6.1; stock-6.12 and p2p-6.12 the same flavours of Linux 6.12.
 # TEST names in-guest tests (e.g. module_load); default: all of them.
 # NRP_DEBUG_TESTS, NRP_SIW_KERNELS, NRP_PAIR_KERNELS and NRP_PAIR_TESTS=all
 # override the tier's choices (see below).
@@ -22,7 +25,7 @@ set -uo pipefail
 . "$(dirname "$0")/../vm/lib.sh"
 
 tier=${NRP_TIER:-check}
-kernels=${NRP_KERNELS:-"stock p2p debug"}
+kernels=${NRP_KERNELS:-}
 out=
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -38,6 +41,10 @@ case $tier in
 check|full) ;;
 *) nrp_die "unknown tier '$tier' (check, full)" ;;
 esac
+if [ -z "$kernels" ]; then
+	kernels="stock p2p debug"
+	[ "$tier" = full ] && kernels+=" stock-6.12 p2p-6.12"
+fi
 # The debug kernel (KASAN, lockdep, kmemleak) runs about seven times slower
 # than the others under TCG; in the check tier it runs the tests that reach
 # every part of the module once (load, connect, I/O, reset, teardown under
@@ -223,7 +230,7 @@ is_named() { [ ${#named[@]} = 0 ] || [[ " ${named[*]} " == *" $1 "* ]]; }
 # the target's cleanup after it (removing the nvmet port, which destroys
 # the iWARP listener) sometimes never returns in the guest; the same hang
 # stops the target guest of run-pair.sh --rdma siw.
-siw_kernels=${NRP_SIW_KERNELS-p2p}
+siw_kernels=${NRP_SIW_KERNELS-"p2p p2p-6.12"}
 siw_all=(connect connect_all connect_options bad_input admin_commands fio_verify
 	filesystems mapping_modes max_transfer poll_queues reset_during_io
 	teardown_live)
@@ -276,7 +283,8 @@ guest_part() { # KERNEL TEST...
 		done
 	fi
 	need_kernel "$k" || { result fail "$k/kernel-build" "see $out/kernel-$k.log"; return 0; }
-	# the module built for another kernel, to check that loading it is refused
+	# the module built for another kernel, to check that loading it is
+	# refused (for the 6.12 kernels: the 6.1 stock kernel's module)
 	case $k in
 	stock)	other=p2p ;;
 	*)	other=stock ;;
@@ -306,12 +314,12 @@ guest_part() { # KERNEL TEST...
 # link timeouts, target restart and target power loss, which one guest
 # cannot show (soft RDMA between two addresses of one guest ignores link
 # state). On the kernels of NRP_PAIR_KERNELS that are also selected
-# (check tier: stock; full tier: stock and p2p); when tests are named, only
-# the named test_pair_* ones. NRP_PAIR_TESTS=all runs all of them on every
+# (check tier: stock; full tier: stock, p2p, stock-6.12, p2p-6.12); when
+# tests are named, only the named test_pair_* ones. NRP_PAIR_TESTS=all runs all of them on every
 # pair kernel; otherwise kernels other than stock run the data-path ones
 # (link loss, target restart).
 pair_default=stock
-[ "$tier" = full ] && pair_default="stock p2p"
+[ "$tier" = full ] && pair_default="stock p2p stock-6.12 p2p-6.12"
 pair_kernels=${NRP_PAIR_KERNELS-$pair_default}
 pair_all=(pair_link_loss pair_link_timeouts pair_target_restart pair_target_crash)
 pair_subset=(pair_link_loss pair_target_restart)

@@ -20,12 +20,21 @@ expect_refusal() { # PATTERN MAKE-ARGS...
 expect_refusal "KDIR='/nonexistent'" KDIR=/nonexistent
 expect_refusal "KSRC='/tmp/nrp-no-such-tree'" KSRC=/tmp/nrp-no-such-tree
 
-# A source tree of another version: the message names both versions.
+# A source tree of another version: the message names both versions. For
+# each supported series: one of its own series but another release, and
+# one of the other series (6.1 sources for 6.12 headers and back).
 fake=$t/fake-src
 mkdir -p "$fake/drivers/nvme/host"
-printf 'kernelversion:\n\t@echo 6.1.191\n' >"$fake/Makefile"
 touch "$fake/drivers/nvme/host/nvme.h" "$fake/drivers/nvme/host/fabrics.h"
-kver=$(make -s -C "$STOCK_KDIR" kernelversion)
-expect_refusal "version 6.1.191, but KDIR=.* is $kver" KSRC="$fake"
-[ -e "$t/nvme-rdma-p2p.ko" ] && fail "a module was built despite the mismatch"
+for series in $("$TOP/scripts/kernel-series.sh" list); do
+	kdir=$("$TOP/scripts/kernel-series.sh" kdir "$series") ||
+		fail "no stock headers of Linux $series installed"
+	kver=$(make -s -C "$kdir" kernelversion)
+	case "$series" in 6.1) other=6.12.1 ;; *) other=6.1.191 ;; esac
+	for fver in "$series.1" "$other"; do
+		printf 'kernelversion:\n\t@echo %s\n' "$fver" >"$fake/Makefile"
+		expect_refusal "version $fver, but KDIR=.* is $kver" KDIR="$kdir" KSRC="$fake"
+		[ -e "$t/nvme-rdma-p2p.ko" ] && fail "a module was built despite the mismatch"
+	done
+done
 exit 0

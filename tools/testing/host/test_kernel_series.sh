@@ -6,16 +6,26 @@
 # is refused with one line.
 . "$(dirname "$0")/lib.sh"
 ks=$TOP/scripts/kernel-series.sh
-cand=$("$ks" candidate "$NRP_SERIES") || fail "no candidate for $NRP_SERIES"
-inst=$("$ks" installed "$NRP_SERIES") || fail "nothing installed for $NRP_SERIES"
-echo "series $NRP_SERIES: apt offers $cand, installed $inst"
-[ "$cand" = "$inst" ] || fail "the set-up left $inst although apt offers $cand"
-[ "$("$ks" kdir "$NRP_SERIES")" = "/usr/src/linux-headers-$inst" ] || fail "kdir is not $inst's"
-srcver=$(dpkg-query -W -f='${Version}' "linux-source-$NRP_SERIES")
-hdrver=$(dpkg-query -W -f='${Version}' "linux-headers-$inst")
-[ "$srcver" = "$hdrver" ] || fail "linux-source $srcver and headers $hdrver differ"
-# the Makefile's default KDIR, on a host whose running kernel has no build tree
+list=$("$ks" list)
+[[ " $list " == *" 6.1 "* && " $list " == *" 6.12 "* ]] ||
+	fail "supported series are '$list', without 6.1 and 6.12"
+for series in $list; do
+	cand=$("$ks" candidate "$series") || fail "no candidate for $series"
+	inst=$("$ks" installed "$series") || fail "nothing installed for $series"
+	echo "series $series: apt offers $cand, installed $inst"
+	[ "$cand" = "$inst" ] || fail "the set-up left $inst although apt offers $cand"
+	[ "$("$ks" kdir "$series")" = "/usr/src/linux-headers-$inst" ] || fail "kdir is not $inst's"
+	srcver=$(dpkg-query -W -f='${Version}' "linux-source-$series")
+	hdrver=$(dpkg-query -W -f='${Version}' "linux-headers-$inst")
+	imgver=$(dpkg-query -W -f='${Version}' "linux-image-$inst")
+	[ "$srcver" = "$hdrver" ] || fail "linux-source-$series $srcver and headers $hdrver differ"
+	[ "$srcver" = "$imgver" ] || fail "linux-source-$series $srcver and image $imgver differ"
+	[ -r "/boot/vmlinuz-$inst" ] || fail "no /boot/vmlinuz-$inst for the stock guest"
+done
+# the Makefile's default KDIR, on a host whose running kernel has no build
+# tree: the default series, the first of the list
 if [ ! -d "/lib/modules/$(uname -r)/build" ]; then
+	inst=$("$ks" installed "${list%% *}")
 	kdir=$(make -s -C "$TOP" -p -n modules 2>/dev/null | sed -n 's/^KDIR := //p' | head -n1)
 	[ "$kdir" = "/usr/src/linux-headers-$inst" ] || fail "Makefile's KDIR is '$kdir'"
 fi
