@@ -116,6 +116,12 @@ struct nrp_gpu_bounce {
 	} seg[];
 };
 
+/* The block device of an open block device file, on any kernel. */
+static struct block_device *nrp_gpu_file_bdev(struct file *file)
+{
+	return I_BDEV(file->f_mapping->host);
+}
+
 /* Refuse a request from userspace, saying why in the kernel log. */
 static __printf(3, 4) int nrp_gpu_reject(struct nrp_gpu *gpu, int err,
 					 const char *fmt, ...)
@@ -238,46 +244,42 @@ static long nrp_gpu_ioctl_checksum(struct nrp_gpu *gpu,
 }
 
 /*
- * Open our own reference to the block device behind @fd. The caller
- * proves its right to the device by having opened it with @mode; the fd
- * itself is not used for I/O, so it may be closed while we work.
+ * Take a reference to the open block device file behind @fd. The caller
+ * proves its right to the device by having opened it with @mode, and the
+ * reference keeps the device open even if the caller closes @fd while we
+ * work. Going through the file rather than opening the device again by
+ * number keeps this the same on every kernel: the open calls and the
+ * block device's inode field have changed over time, struct file's
+ * f_mapping and I_BDEV() have not.
  */
-static struct block_device *nrp_gpu_get_bdev(struct nrp_gpu *gpu, int fd,
-					     fmode_t mode)
+static struct file *nrp_gpu_get_bdev_file(struct nrp_gpu *gpu, int fd,
+					  fmode_t mode)
 {
 	struct block_device *bdev;
-	struct inode *inode;
-	struct fd f;
-	dev_t devt;
+	struct file *file;
 	int ret;
 
-	f = fdget(fd);
-	if (!f.file)
+	file = fget(fd);
+	if (!file)
 		return ERR_PTR(nrp_gpu_reject(gpu, -EBADF, "xfer: dev_fd %d is not open\n", fd));
-	inode = file_inode(f.file);
-	if (!S_ISBLK(inode->i_mode)) {
+	if (!S_ISBLK(file_inode(file)->i_mode)) {
 		ret = nrp_gpu_reject(gpu, -ENOTBLK, "xfer: dev_fd %d is not a block device\n", fd);
-		goto out_fdput;
+		goto out_fput;
 	}
-	if ((f.file->f_mode & mode) != mode) {
+	if ((file->f_mode & mode) != mode) {
 		ret = nrp_gpu_reject(gpu, -EBADF, "xfer: dev_fd %d is not open for %s\n",
 				     fd, mode & FMODE_WRITE ? "writing" : "reading");
-		goto out_fdput;
+		goto out_fput;
 	}
-	devt = inode->i_rdev;
-	fdput(f);
-
-	bdev = blkdev_get_by_dev(devt, mode, NULL);
-	if (IS_ERR(bdev))
-		return bdev;
+	bdev = nrp_gpu_file_bdev(file);
 	if ((mode & FMODE_WRITE) && bdev_read_only(bdev)) {
-		blkdev_put(bdev, mode);
-		return ERR_PTR(nrp_gpu_reject(gpu, -EROFS, "xfer: %pg is read-only\n", bdev));
+		ret = nrp_gpu_reject(gpu, -EROFS, "xfer: %pg is read-only\n", bdev);
+		goto out_fput;
 	}
-	return bdev;
+	return file;
 
-out_fdput:
-	fdput(f);
+out_fput:
+	fput(file);
 	return ERR_PTR(ret);
 }
 
@@ -339,11 +341,11 @@ static int nrp_gpu_xfer_check(struct nrp_gpu *gpu, struct block_device *bdev,
  * device stay coherent: dirty cached data of the range reaches the device
  * first, and a write drops the cached copies it is about to make stale.
  */
-static int nrp_gpu_xfer_cache_before(struct nrp_gpu *gpu,
-				     struct block_device *bdev,
+static int nrp_gpu_xfer_cache_before(struct nrp_gpu *gpu, struct file *file,
 				     const struct nrp_gpu_xfer *x)
 {
-	struct address_space *mapping = bdev->bd_inode->i_mapping;
+	struct block_device *bdev = nrp_gpu_file_bdev(file);
+	struct address_space *mapping = file->f_mapping;
 	loff_t end = x->dev_offset + x->length - 1;
 	int ret;
 
@@ -360,11 +362,11 @@ static int nrp_gpu_xfer_cache_before(struct nrp_gpu *gpu,
 }
 
 /* A buffered reader may have cached the old data while the bios ran. */
-static void nrp_gpu_xfer_cache_after(struct nrp_gpu *gpu,
-				     struct block_device *bdev,
+static void nrp_gpu_xfer_cache_after(struct nrp_gpu *gpu, struct file *file,
 				     const struct nrp_gpu_xfer *x)
 {
-	struct address_space *mapping = bdev->bd_inode->i_mapping;
+	struct block_device *bdev = nrp_gpu_file_bdev(file);
+	struct address_space *mapping = file->f_mapping;
 	loff_t end = x->dev_offset + x->length - 1;
 
 	if (x->dir == NRP_GPU_XFER_WRITE && mapping->nrpages &&
@@ -630,6 +632,7 @@ static long nrp_gpu_ioctl_xfer(struct nrp_gpu *gpu,
 {
 	struct block_device *bdev;
 	struct nrp_gpu_xfer x;
+	struct file *file;
 	fmode_t mode;
 	int ret;
 
@@ -655,21 +658,22 @@ static long nrp_gpu_ioctl_xfer(struct nrp_gpu *gpu,
 	x.copied = 0;
 
 	mode = x.dir == NRP_GPU_XFER_WRITE ? FMODE_WRITE : FMODE_READ;
-	bdev = nrp_gpu_get_bdev(gpu, x.dev_fd, mode);
-	if (IS_ERR(bdev))
-		return PTR_ERR(bdev);
+	file = nrp_gpu_get_bdev_file(gpu, x.dev_fd, mode);
+	if (IS_ERR(file))
+		return PTR_ERR(file);
+	bdev = nrp_gpu_file_bdev(file);
 
 	ret = nrp_gpu_xfer_check(gpu, bdev, &x);
 	if (ret)
-		goto out_put_bdev;
-	ret = nrp_gpu_xfer_cache_before(gpu, bdev, &x);
+		goto out_put_file;
+	ret = nrp_gpu_xfer_cache_before(gpu, file, &x);
 	if (ret)
-		goto out_put_bdev;
+		goto out_put_file;
 	ret = nrp_gpu_xfer_run(gpu, bdev, &x);
-	nrp_gpu_xfer_cache_after(gpu, bdev, &x);
+	nrp_gpu_xfer_cache_after(gpu, file, &x);
 
-out_put_bdev:
-	blkdev_put(bdev, mode);
+out_put_file:
+	fput(file);
 
 	/* The caller wants the counts and the queue flag even on failure. */
 	if (copy_to_user(uarg, &x, sizeof(x)))
