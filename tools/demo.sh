@@ -7,6 +7,12 @@
 # what happened, counters included: nothing bounces through host memory.
 #
 #   tools/demo.sh [SIZE_MIB]
+#
+# On a guest kernel where user space can map P2P memory (Linux 6.2 and
+# later: the 6.12 P2PDMA kernel) the checkpoint is a file on XFS on the
+# remote namespace, written with O_DIRECT by a user process from P2P
+# memory; on 6.1 the GPU stand-in's in-kernel mover writes the raw
+# namespace. tools/demo-guest.sh decides by what the guest kernel offers.
 set -euo pipefail
 . "$(dirname "$0")/vm/lib.sh"
 
