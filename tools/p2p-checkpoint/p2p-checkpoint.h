@@ -29,6 +29,7 @@ enum {
 	/* O_DIRECT refused the buffer's alignment (user mode) */
 	EXIT_ALIGN	= 5,
 };
+
 /*
  * Progress on stdout, complaints on stderr, in the order they happened
  * even when both go to one pipe; ckpt_err() also exits.

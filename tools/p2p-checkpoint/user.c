@@ -307,6 +307,13 @@ static char *ubuf_addr(const struct ubuf *b, __u64 pos)
 	return base + b->buf_offset + pos;
 }
 
+static const char *ubuf_kind(const struct ubuf *b, __u64 pos)
+{
+	if (b->mem == MEM_MIX)
+		return (pos / PIECE) & 1 ? "host" : "p2p";
+	return mem_names[b->mem];
+}
+
 /* Bytes from @pos to the end of its piece, at most @len. */
 static __u64 ubuf_run(__u64 pos, __u64 len)
 {
@@ -385,8 +392,11 @@ static int uring_init(struct uring *u, unsigned int entries)
 		return -errno;
 	sq_len = p.sq_off.array + p.sq_entries * sizeof(unsigned int);
 	cq_len = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
-	if (p.features & IORING_FEAT_SINGLE_MMAP)
-		sq_len = cq_len = sq_len > cq_len ? sq_len : cq_len;
+	if (p.features & IORING_FEAT_SINGLE_MMAP) {
+		if (cq_len > sq_len)
+			sq_len = cq_len;
+		cq_len = sq_len;
+	}
 	sq = mmap(NULL, sq_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
 		  u->fd, IORING_OFF_SQ_RING);
 	if (sq == MAP_FAILED)
@@ -792,8 +802,9 @@ int user_main(int argc, char **argv)
 	bad = ubuf_verify(&b, o.size, o.seed, &t_verify);
 	if (bad >= 0)
 		ckpt_err("MISMATCH: the read-back differs from what was written at stream offset %lld (%s memory)",
-			 bad, mem_names[b.mem == MEM_MIX ? ((bad / PIECE) & 1 ? MEM_HOST : MEM_P2P) : b.mem]);
-	ckpt_info("compare  %.1f MiB byte-exact against the pattern: %.3f s", o.size / MIB, t_verify);
+			 bad, ubuf_kind(&b, bad));
+	ckpt_info("compare  %.1f MiB byte-exact against the pattern: %.3f s",
+		  o.size / MIB, t_verify);
 	ckpt_info("checkpoint verified: %.1f MiB%s from %s memory, write %.3f s (%.1f MiB/s) + fsync %.3f s, read %.3f s (%.1f MiB/s)",
 		  o.size / MIB, fs, mem_names[o.mem], ph_w.secs,
 		  mib_s(o.size, ph_w.secs), ph_f.secs, ph_r.secs,
