@@ -7,11 +7,21 @@
 #ifndef NRP_COMPAT_H
 #define NRP_COMPAT_H
 
+#include <linux/blk-mq.h>
 #include <linux/memremap.h>
 #include <linux/pci-p2pdma.h>
 #include <rdma/ib_verbs.h>
 
 #include "nrp_probed.h"
+
+#ifdef NRP_HAVE_LINUX_UNALIGNED_H
+#include <linux/unaligned.h>
+#else
+#include <asm/unaligned.h>
+#endif
+#ifdef NRP_HAVE_BLK_MQ_RDMA_H
+#include <linux/blk-mq-rdma.h>
+#endif
 
 #ifndef NRP_HAVE_CTRL_OPS_SUPPORTS_P2PDMA
 #error "nvme-rdma-p2p needs nvme_ctrl_ops.supports_pci_p2pdma (Linux 5.11 or later)"
@@ -71,6 +81,73 @@ static inline void nrp_ib_unmap_sgtable(struct ib_device *ibdev,
 					enum dma_data_direction dir)
 {
 }
+#endif
+
+/*
+ * Stopping and starting the queues of a controller: the nvme core renamed
+ * stop/start to quiesce/unquiesce. The old names would read as if the
+ * queues were torn down, so ours follow the new ones.
+ */
+#ifdef NRP_HAVE_NVME_QUIESCE_IO_QUEUES
+#define nrp_quiesce_admin_queue(c)	nvme_quiesce_admin_queue(c)
+#define nrp_unquiesce_admin_queue(c)	nvme_unquiesce_admin_queue(c)
+#define nrp_quiesce_io_queues(c)	nvme_quiesce_io_queues(c)
+#define nrp_unquiesce_io_queues(c)	nvme_unquiesce_io_queues(c)
+#else
+#define nrp_quiesce_admin_queue(c)	nvme_stop_admin_queue(c)
+#define nrp_unquiesce_admin_queue(c)	nvme_start_admin_queue(c)
+#define nrp_quiesce_io_queues(c)	nvme_stop_queues(c)
+#define nrp_unquiesce_io_queues(c)	nvme_start_queues(c)
+#endif
+
+/* A fabrics controller is never resumed from suspend. */
+#ifdef NRP_HAVE_NVME_INIT_CTRL_FINISH_SUSPENDED
+#define nrp_init_ctrl_finish(c)		nvme_init_ctrl_finish(c, false)
+#else
+#define nrp_init_ctrl_finish(c)		nvme_init_ctrl_finish(c)
+#endif
+
+/* Orderly shutdown (CC.SHN) on delete, a plain disable on reset. */
+#ifdef NRP_HAVE_NVME_DISABLE_CTRL_SHUTDOWN
+#define nrp_disable_ctrl(c, shutdown)	nvme_disable_ctrl(c, shutdown)
+#else
+static inline int nrp_disable_ctrl(struct nvme_ctrl *ctrl, bool shutdown)
+{
+	return shutdown ? nvme_shutdown_ctrl(ctrl) : nvme_disable_ctrl(ctrl);
+}
+#endif
+
+/*
+ * Whether to try again after a failed connect. Kernels that look at the
+ * failure give up on an NVMe status with Do Not Retry set and on a
+ * rejected authentication; older ones count attempts only.
+ */
+#ifdef NRP_HAVE_NVMF_SHOULD_RECONNECT_STATUS
+#define nrp_should_reconnect(c, status)	nvmf_should_reconnect(c, status)
+#else
+#define nrp_should_reconnect(c, status)	nvmf_should_reconnect(c)
+#endif
+
+/*
+ * Where nvme_init_ctrl() only prepares the controller, nvme_add_ctrl()
+ * makes it visible (name, character device); before, init did both.
+ */
+#ifdef NRP_HAVE_NVME_ADD_CTRL
+#define nrp_add_ctrl(c)			nvme_add_ctrl(c)
+#else
+#define nrp_add_ctrl(c)			0
+#endif
+
+/*
+ * Spread the queues of a map over the CPUs. Where blk-mq still has its RDMA
+ * helper it follows the device's completion vector affinity (and falls back
+ * to the plain spread when the device has none); later kernels dropped it
+ * since no RDMA driver reports an affinity any more.
+ */
+#ifdef NRP_HAVE_BLK_MQ_RDMA_H
+#define nrp_map_queues_rdma(map, ibdev)	blk_mq_rdma_map_queues(map, ibdev, 0)
+#else
+#define nrp_map_queues_rdma(map, ibdev)	blk_mq_map_queues(map)
 #endif
 
 #endif /* NRP_COMPAT_H */

@@ -29,6 +29,19 @@ probe() { # NAME PATTERN FILE...
 	echo "/* NRP_HAVE_$name: not in this kernel */" >>"$tmp"
 }
 
+# A header that exists in some kernels only.
+probe_file() { # NAME FILE...
+	local name=$1 f
+	shift
+	for f in "$@"; do
+		if [ -f "$f" ]; then
+			echo "#define NRP_HAVE_$name 1" >>"$tmp"
+			return
+		fi
+	done
+	echo "/* NRP_HAVE_$name: not in this kernel */" >>"$tmp"
+}
+
 hdr() { local d; for d in $incdirs; do echo "$d/$1"; done; }
 
 {
@@ -46,6 +59,24 @@ probe DMA_MAP_SGTABLE 'dma_map_sgtable' $(hdr linux/dma-mapping.h)
 probe IB_DMA_PCI_P2P_DMA_SUPPORTED 'ib_dma_pci_p2p_dma_supported' \
 	$(hdr rdma/ib_verbs.h)
 probe IS_PCI_P2PDMA_PAGE 'is_pci_p2pdma_page' $(hdr linux/memremap.h)
+# nvme core: quiesce/unquiesce names for stopping and starting queues
+# (6.2), the was_suspended flag of init_ctrl_finish and the shutdown flag of
+# disable_ctrl (6.3), the last attempt's status for should_reconnect
+# (6.10), and controller creation split into init and add (6.11).
+nvme_h=$priv/drivers/nvme/host/nvme.h
+fabrics_h=$priv/drivers/nvme/host/fabrics.h
+probe NVME_QUIESCE_IO_QUEUES 'void nvme_quiesce_io_queues\(' "$nvme_h"
+probe NVME_INIT_CTRL_FINISH_SUSPENDED \
+	'nvme_init_ctrl_finish\(struct nvme_ctrl \*ctrl, bool' "$nvme_h"
+probe NVME_DISABLE_CTRL_SHUTDOWN \
+	'nvme_disable_ctrl\(struct nvme_ctrl \*ctrl, bool' "$nvme_h"
+probe NVMF_SHOULD_RECONNECT_STATUS \
+	'nvmf_should_reconnect\(struct nvme_ctrl \*ctrl, int' "$fabrics_h"
+probe NVME_ADD_CTRL 'int nvme_add_ctrl\(' "$nvme_h"
+# blk-mq's RDMA queue mapping helper (gone in 6.5).
+probe_file BLK_MQ_RDMA_H $(hdr linux/blk-mq-rdma.h)
+# The unaligned accessors moved from asm/ to linux/ (6.12).
+probe_file LINUX_UNALIGNED_H $(hdr linux/unaligned.h)
 echo "#endif" >>"$tmp"
 
 if ! cmp -s "$tmp" "$out" 2>/dev/null; then

@@ -198,15 +198,15 @@ static int nrp_configure_admin_queue(struct nrp_ctrl *ctrl, bool new)
 				    NRP_SECTORS_PER_PAGE_SHIFT;
 	ctrl->ctrl.max_integrity_segments = 0;
 
-	nvme_start_admin_queue(&ctrl->ctrl);
+	nrp_unquiesce_admin_queue(&ctrl->ctrl);
 
-	ret = nvme_init_ctrl_finish(&ctrl->ctrl);
+	ret = nrp_init_ctrl_finish(&ctrl->ctrl);
 	if (ret)
 		goto out_quiesce;
 	return 0;
 
 out_quiesce:
-	nvme_stop_admin_queue(&ctrl->ctrl);
+	nrp_quiesce_admin_queue(&ctrl->ctrl);
 	blk_sync_queue(ctrl->ctrl.admin_q);
 out_stop_queue:
 	nrp_stop_queue(&ctrl->queues[0]);
@@ -214,7 +214,7 @@ out_stop_queue:
 out_remove_admin_set:
 	if (new) {
 		/* a quiesced queue would keep its users' requests forever */
-		nvme_start_admin_queue(&ctrl->ctrl);
+		nrp_unquiesce_admin_queue(&ctrl->ctrl);
 		nvme_remove_admin_tag_set(&ctrl->ctrl);
 	}
 out_free_aen_qe:
@@ -263,7 +263,7 @@ static int nrp_configure_io_queues(struct nrp_ctrl *ctrl, bool new)
 
 	if (!new) {
 		nvme_start_freeze(&ctrl->ctrl);
-		nvme_start_queues(&ctrl->ctrl);
+		nrp_unquiesce_io_queues(&ctrl->ctrl);
 		if (!nvme_wait_freeze_timeout(&ctrl->ctrl, NVME_IO_TIMEOUT)) {
 			/*
 			 * Something still holds requests after a full I/O
@@ -285,13 +285,13 @@ static int nrp_configure_io_queues(struct nrp_ctrl *ctrl, bool new)
 	return 0;
 
 out_stop_io_queues:
-	nvme_stop_queues(&ctrl->ctrl);
+	nrp_quiesce_io_queues(&ctrl->ctrl);
 	nvme_sync_io_queues(&ctrl->ctrl);
 	nrp_stop_io_queues(ctrl);
 out_cancel_tagset:
 	nvme_cancel_tagset(&ctrl->ctrl);
 	if (new) {
-		nvme_start_queues(&ctrl->ctrl);
+		nrp_unquiesce_io_queues(&ctrl->ctrl);
 		nvme_remove_io_tag_set(&ctrl->ctrl);
 	}
 out_free_io_queues:
@@ -301,12 +301,12 @@ out_free_io_queues:
 
 static void nrp_teardown_admin_queue(struct nrp_ctrl *ctrl, bool remove)
 {
-	nvme_stop_admin_queue(&ctrl->ctrl);
+	nrp_quiesce_admin_queue(&ctrl->ctrl);
 	blk_sync_queue(ctrl->ctrl.admin_q);
 	nrp_stop_queue(&ctrl->queues[0]);
 	nvme_cancel_admin_tagset(&ctrl->ctrl);
 	if (remove) {
-		nvme_start_admin_queue(&ctrl->ctrl);
+		nrp_unquiesce_admin_queue(&ctrl->ctrl);
 		nvme_remove_admin_tag_set(&ctrl->ctrl);
 	}
 	nrp_destroy_admin_queue(ctrl);
@@ -317,18 +317,22 @@ static void nrp_teardown_io_queues(struct nrp_ctrl *ctrl, bool remove)
 	if (ctrl->ctrl.queue_count <= 1)
 		return;
 
-	nvme_stop_queues(&ctrl->ctrl);
+	nrp_quiesce_io_queues(&ctrl->ctrl);
 	nvme_sync_io_queues(&ctrl->ctrl);
 	nrp_stop_io_queues(ctrl);
 	nvme_cancel_tagset(&ctrl->ctrl);
 	if (remove) {
-		nvme_start_queues(&ctrl->ctrl);
+		nrp_unquiesce_io_queues(&ctrl->ctrl);
 		nvme_remove_io_tag_set(&ctrl->ctrl);
 	}
 	nrp_free_io_queues(ctrl);
 }
 
-static void nrp_reconnect_or_remove(struct nrp_ctrl *ctrl)
+/*
+ * status is what the last connect attempt returned (0 when none was made
+ * yet): a negative errno or an NVMe status, which may forbid retrying.
+ */
+static void nrp_reconnect_or_remove(struct nrp_ctrl *ctrl, int status)
 {
 	enum nvme_ctrl_state state = nvme_ctrl_state(&ctrl->ctrl);
 
@@ -338,7 +342,7 @@ static void nrp_reconnect_or_remove(struct nrp_ctrl *ctrl)
 		return;
 	}
 
-	if (nvmf_should_reconnect(&ctrl->ctrl)) {
+	if (nrp_should_reconnect(&ctrl->ctrl, status)) {
 		dev_info(ctrl->ctrl.device, "reconnecting in %d seconds\n",
 			 ctrl->ctrl.opts->reconnect_delay);
 		queue_delayed_work(nvme_wq, &ctrl->reconnect_work,
@@ -422,12 +426,12 @@ static int nrp_setup_ctrl(struct nrp_ctrl *ctrl, bool new)
 
 out_teardown_io:
 	if (nctrl->queue_count > 1) {
-		nvme_stop_queues(nctrl);
+		nrp_quiesce_io_queues(nctrl);
 		nvme_sync_io_queues(nctrl);
 		nrp_stop_io_queues(ctrl);
 		nvme_cancel_tagset(nctrl);
 		if (new) {
-			nvme_start_queues(nctrl);
+			nrp_unquiesce_io_queues(nctrl);
 			nvme_remove_io_tag_set(nctrl);
 		}
 		nrp_free_io_queues(ctrl);
@@ -444,8 +448,8 @@ out_reopen_queues:
 		 * need no waiting room.
 		 */
 		if (test_bit(NVME_CTRL_FAILFAST_EXPIRED, &nctrl->flags))
-			nvme_start_queues(nctrl);
-		nvme_start_admin_queue(nctrl);
+			nrp_unquiesce_io_queues(nctrl);
+		nrp_unquiesce_admin_queue(nctrl);
 	}
 	return ret;
 }
@@ -471,7 +475,7 @@ static void nrp_failfast_work(struct work_struct *work)
 	}
 	dev_info(ctrl->ctrl.device,
 		 "fast_io_fail_tmo expired, failing queued I/O\n");
-	nvme_start_queues(&ctrl->ctrl);
+	nrp_unquiesce_io_queues(&ctrl->ctrl);
 }
 
 /* Called on entering CONNECTING, as the core starts its own timer. */
@@ -488,13 +492,16 @@ static void nrp_reconnect_work(struct work_struct *work)
 	struct nrp_ctrl *ctrl = container_of(to_delayed_work(work),
 					     struct nrp_ctrl, reconnect_work);
 
+	int ret;
+
 	++ctrl->ctrl.nr_reconnects;
 	nrp_stat_inc(ctrl, NRP_STAT_RECONNECT_ATTEMPTS);
 
-	if (nrp_setup_ctrl(ctrl, false)) {
-		dev_info(ctrl->ctrl.device, "reconnect attempt %d failed\n",
-			 ctrl->ctrl.nr_reconnects);
-		nrp_reconnect_or_remove(ctrl);
+	ret = nrp_setup_ctrl(ctrl, false);
+	if (ret) {
+		dev_info(ctrl->ctrl.device, "reconnect attempt %d failed: %d\n",
+			 ctrl->ctrl.nr_reconnects, ret);
+		nrp_reconnect_or_remove(ctrl, ret);
 		return;
 	}
 
@@ -519,7 +526,7 @@ static void nrp_err_work(struct work_struct *work)
 	 */
 	nrp_teardown_io_queues(ctrl, false);
 	nrp_teardown_admin_queue(ctrl, false);
-	nvme_start_admin_queue(&ctrl->ctrl);
+	nrp_unquiesce_admin_queue(&ctrl->ctrl);
 	nvme_auth_stop(&ctrl->ctrl);
 
 	if (!nvme_change_ctrl_state(&ctrl->ctrl, NVME_CTRL_CONNECTING)) {
@@ -530,7 +537,7 @@ static void nrp_err_work(struct work_struct *work)
 	}
 
 	nrp_start_failfast(ctrl);
-	nrp_reconnect_or_remove(ctrl);
+	nrp_reconnect_or_remove(ctrl, 0);
 }
 
 /*
@@ -550,11 +557,8 @@ void nrp_error_recovery(struct nrp_ctrl *ctrl)
 static void nrp_shutdown_ctrl(struct nrp_ctrl *ctrl, bool shutdown)
 {
 	nrp_teardown_io_queues(ctrl, shutdown);
-	nvme_stop_admin_queue(&ctrl->ctrl);
-	if (shutdown)
-		nvme_shutdown_ctrl(&ctrl->ctrl);
-	else
-		nvme_disable_ctrl(&ctrl->ctrl);
+	nrp_quiesce_admin_queue(&ctrl->ctrl);
+	nrp_disable_ctrl(&ctrl->ctrl, shutdown);
 	nrp_teardown_admin_queue(ctrl, shutdown);
 }
 
@@ -562,6 +566,7 @@ static void nrp_reset_work(struct work_struct *work)
 {
 	struct nrp_ctrl *ctrl = container_of(work, struct nrp_ctrl,
 					     ctrl.reset_work);
+	int ret;
 
 	nvme_stop_ctrl(&ctrl->ctrl);
 	nrp_shutdown_ctrl(ctrl, false);
@@ -573,9 +578,10 @@ static void nrp_reset_work(struct work_struct *work)
 	}
 	nrp_start_failfast(ctrl);
 
-	if (nrp_setup_ctrl(ctrl, false)) {
+	ret = nrp_setup_ctrl(ctrl, false);
+	if (ret) {
 		++ctrl->ctrl.nr_reconnects;
-		nrp_reconnect_or_remove(ctrl);
+		nrp_reconnect_or_remove(ctrl, ret);
 	}
 }
 
@@ -595,7 +601,7 @@ static void nrp_stop_ctrl(struct nvme_ctrl *nctrl)
 	switch (nvme_ctrl_state(nctrl)) {
 	case NVME_CTRL_DELETING:
 	case NVME_CTRL_DELETING_NOIO:
-		nvme_start_queues(nctrl);
+		nrp_unquiesce_io_queues(nctrl);
 		break;
 	default:
 		break;
@@ -779,6 +785,10 @@ struct nvme_ctrl *nrp_create_ctrl(struct device *dev,
 		goto out_free_queues;
 
 	/* from here on the nvme core owns ctrl: errors go through put */
+	ret = nrp_add_ctrl(&ctrl->ctrl);
+	if (ret)
+		goto out_put_ctrl;
+
 	if (!nvme_change_ctrl_state(&ctrl->ctrl, NVME_CTRL_CONNECTING))
 		WARN_ON_ONCE(1);
 
@@ -800,6 +810,7 @@ struct nvme_ctrl *nrp_create_ctrl(struct device *dev,
 
 out_uninit_ctrl:
 	nvme_uninit_ctrl(&ctrl->ctrl);
+out_put_ctrl:
 	nvme_put_ctrl(&ctrl->ctrl);
 	/* a positive value is an NVMe status from Connect or Identify */
 	if (ret > 0)

@@ -16,9 +16,6 @@
 
 #include "nrp.h"
 
-/* needs the blk-mq types nrp.h brings in */
-#include <linux/blk-mq-rdma.h>
-
 static void nrp_recv_done(struct ib_cq *cq, struct ib_wc *wc);
 
 static struct blk_mq_tags *nrp_queue_tags(struct nrp_queue *queue)
@@ -755,8 +752,8 @@ static void nrp_map_queues(struct blk_mq_tag_set *set)
 	}
 
 	if (ctrl->dev) {
-		blk_mq_rdma_map_queues(dflt, ctrl->dev->ibdev, 0);
-		blk_mq_rdma_map_queues(read, ctrl->dev->ibdev, 0);
+		nrp_map_queues_rdma(dflt, ctrl->dev->ibdev);
+		nrp_map_queues_rdma(read, ctrl->dev->ibdev);
 	} else {
 		blk_mq_map_queues(dflt);
 		blk_mq_map_queues(read);

@@ -28,10 +28,9 @@
 
 #include <linux/blk-mq.h>
 #include <linux/dma-mapping.h>
-#include <asm/unaligned.h>
 #include <rdma/mr_pool.h>
 
-#include "nrp.h"
+#include "nrp.h"	/* with the unaligned accessors, by nrp_compat.h */
 
 void nrp_set_null_sgl(struct nvme_command *cmd)
 {
