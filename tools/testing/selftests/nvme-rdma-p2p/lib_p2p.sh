@@ -251,4 +251,4 @@ nrp_p2p_intree_connect() {
 }
 
 # One row of a side-by-side table, appended to NRP_SIDE.
-nrp_side_row() { NRP_SIDE+=$(printf '  %-44s %-30s %s' "$1" "$2" "$3")$'\n'; }
+nrp_side_row() { NRP_SIDE+=$(printf '  %-44s %-40s %s' "$1" "$2" "$3")$'\n'; }
