@@ -12,7 +12,8 @@
 # later: the 6.12 P2PDMA kernel) the checkpoint is a file on XFS on the
 # remote namespace, written with O_DIRECT by a user process from P2P
 # memory; on 6.1 the GPU stand-in's in-kernel mover writes the raw
-# namespace. tools/demo-guest.sh decides by what the guest kernel offers.
+# namespace. tools/demo-guest.sh decides by what the guest kernel offers;
+# NRP_SERIES=6.12 picks the 6.12 kernel (default: 6.1).
 set -euo pipefail
 . "$(dirname "$0")/vm/lib.sh"
 
