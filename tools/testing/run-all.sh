@@ -224,12 +224,18 @@ is_named() { [ ${#named[@]} = 0 ] || [[ " ${named[*]} " == *" $1 "* ]]; }
 # the iWARP listener) sometimes never returns in the guest; the same hang
 # stops the target guest of run-pair.sh --rdma siw.
 siw_kernels=${NRP_SIW_KERNELS-p2p}
+# The user-space P2P path (p2pmem/allocate, O_DIRECT from P2P memory, the
+# in-tree nvme_rdma side by side): it does its work on kernels that have
+# it, Linux 6.2 and later with P2PDMA (the 6.12 P2PDMA guest, about 5 min
+# each there under TCG), and skips in seconds on 6.1 and on stock kernels,
+# so every tier runs it wherever it runs the P2P tests.
+uspace_tests=(p2p_user_raw p2p_user_fs)
 siw_all=(connect connect_all connect_options bad_input admin_commands fio_verify
 	filesystems mapping_modes max_transfer poll_queues reset_during_io
 	teardown_live)
 if [ "$tier" = full ]; then
 	siw_all+=(demo p2p_checkpoint p2p_concurrent p2p_multipath p2p_nvmet
-		p2p_unreachable)
+		p2p_unreachable "${uspace_tests[@]}")
 fi
 # In the check tier a kernel with a siw pass runs the transport tests over
 # siw only: over rxe they run on the stock kernel, built from the same
