@@ -4,7 +4,9 @@
 #
 #   make [KDIR=/path/to/kernel/build] [KSRC=/path/to/kernel/source]
 #   make install          install into /lib/modules/<kernelrelease>/updates
-#   make check-style      checkpatch --strict, sparse, W=1: all must be clean
+#   make check-style      checkpatch --strict, sparse, W=1: all must be clean,
+#                         for every supported series (scripts/kernel-series.sh
+#                         list) unless KDIR names one kernel
 #   make check            the test suite in QEMU guests (CI's tier)
 #   make check-full       everything: all tests on every kernel and over siw
 #   make demo             boot a guest and write a verified checkpoint
@@ -17,6 +19,8 @@
 
 TOP := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
 
+# check-style without KDIR checks every supported kernel series in turn.
+KDIR_GIVEN := $(KDIR)
 ifeq ($(KDIR),)
 KDIR := $(wildcard /lib/modules/$(shell uname -r)/build)
 endif
@@ -50,8 +54,18 @@ clean:
 	$(if $(wildcard $(KDIR)/Makefile),$(MAKE) $(KBUILD_ARGS) clean)
 	rm -rf $(TOP)/.gen
 
+ifeq ($(KDIR_GIVEN),)
+check-style:
+	@for s in $$($(TOP)/scripts/kernel-series.sh list); do \
+		kd=$$($(TOP)/scripts/kernel-series.sh kdir $$s) || exit 1; \
+		echo "== Linux $$s: $$kd"; \
+		$(MAKE) --no-print-directory -f $(TOP)/Makefile KDIR=$$kd \
+			check-style || exit 1; \
+	done
+else
 check-style: gen
 	@$(TOP)/scripts/check-style.sh "$(KDIR)" "$(GEN)"
+endif
 
 check:
 	@$(TOP)/tools/testing/run-all.sh --tier check

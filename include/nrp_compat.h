@@ -37,13 +37,19 @@
 #ifdef NRP_HAVE_IS_PCI_P2PDMA_PAGE
 #define nrp_is_p2p_page(page)	is_pci_p2pdma_page(page)
 #else
-#define nrp_is_p2p_page(page)	false
+static inline bool nrp_is_p2p_page(struct page *page)
+{
+	return false;
+}
 #endif
 
 #ifdef NRP_HAVE_IB_DMA_PCI_P2P_DMA_SUPPORTED
 #define nrp_ib_p2p_capable(ibdev) ib_dma_pci_p2p_dma_supported(ibdev)
 #else
-#define nrp_ib_p2p_capable(ibdev) false
+static inline bool nrp_ib_p2p_capable(struct ib_device *ibdev)
+{
+	return false;
+}
 #endif
 
 /*
@@ -125,7 +131,10 @@ static inline int nrp_disable_ctrl(struct nvme_ctrl *ctrl, bool shutdown)
 #ifdef NRP_HAVE_NVMF_SHOULD_RECONNECT_STATUS
 #define nrp_should_reconnect(c, status)	nvmf_should_reconnect(c, status)
 #else
-#define nrp_should_reconnect(c, status)	nvmf_should_reconnect(c)
+static inline bool nrp_should_reconnect(struct nvme_ctrl *ctrl, int status)
+{
+	return nvmf_should_reconnect(ctrl);
+}
 #endif
 
 /*
@@ -135,7 +144,10 @@ static inline int nrp_disable_ctrl(struct nvme_ctrl *ctrl, bool shutdown)
 #ifdef NRP_HAVE_NVME_ADD_CTRL
 #define nrp_add_ctrl(c)			nvme_add_ctrl(c)
 #else
-#define nrp_add_ctrl(c)			0
+static inline int nrp_add_ctrl(struct nvme_ctrl *ctrl)
+{
+	return 0;
+}
 #endif
 
 /*
@@ -147,7 +159,11 @@ static inline int nrp_disable_ctrl(struct nvme_ctrl *ctrl, bool shutdown)
 #ifdef NRP_HAVE_BLK_MQ_RDMA_H
 #define nrp_map_queues_rdma(map, ibdev)	blk_mq_rdma_map_queues(map, ibdev, 0)
 #else
-#define nrp_map_queues_rdma(map, ibdev)	blk_mq_map_queues(map)
+static inline void nrp_map_queues_rdma(struct blk_mq_queue_map *map,
+				       struct ib_device *ibdev)
+{
+	blk_mq_map_queues(map);
+}
 #endif
 
 #endif /* NRP_COMPAT_H */

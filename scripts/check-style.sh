@@ -6,6 +6,9 @@
 set -u
 kdir=$1 gen=$2
 top=$(cd "$(dirname "$0")/.." && pwd)
+# checkpatch of the series we check against (6.1, 6.12)
+kver=$(make -s -C "$kdir" kernelversion 2>/dev/null) || kver=
+[ -z "$kver" ] || export NRP_SERIES=${kver%.*}
 . "$top/tools/vm/lib.sh"
 fail=0
 

@@ -13,6 +13,7 @@
 #                                              installed (the one matching the
 #                                              installed linux-source first)
 #   scripts/kernel-series.sh kdir [SERIES]     its build tree (default 6.1)
+#   scripts/kernel-series.sh list              the series the project supports
 #
 # A release is printed like "6.1.0-57-amd64" or "6.12.117+deb12-amd64".
 # Nothing is pinned: security updates replace kernels, and this follows.
@@ -43,6 +44,10 @@ pick() {
 }
 
 case "$cmd" in
+list)
+	# the first is the default series
+	echo "6.1 6.12"
+	;;
 candidate)
 	srcver=$(apt-cache policy "linux-source-$series" 2>/dev/null |
 		awk '/Candidate:/ { print $2 }')
@@ -71,6 +76,6 @@ installed|kdir)
 	fi
 	;;
 *)
-	die "usage: scripts/kernel-series.sh candidate|installed|kdir [SERIES]"
+	die "usage: scripts/kernel-series.sh list|candidate|installed|kdir [SERIES]"
 	;;
 esac

@@ -119,12 +119,6 @@ struct nrp_gpu_bounce {
 	} seg[];
 };
 
-/* The block device of an open block device file, on any kernel. */
-static struct block_device *nrp_gpu_file_bdev(struct file *file)
-{
-	return I_BDEV(file->f_mapping->host);
-}
-
 /* Refuse a request from userspace, saying why in the kernel log. */
 static __printf(3, 4) int nrp_gpu_reject(struct nrp_gpu *gpu, int err,
 					 const char *fmt, ...)
@@ -247,18 +241,24 @@ static long nrp_gpu_ioctl_checksum(struct nrp_gpu *gpu,
 }
 
 /*
- * Take a reference to the open block device file behind @fd. The caller
- * proves its right to the device by having opened it with @mode, and the
- * reference keeps the device open even if the caller closes @fd while we
- * work. Going through the file rather than opening the device again by
- * number keeps this the same on every kernel: the open calls and the
- * block device's inode field have changed over time, struct file's
- * f_mapping and I_BDEV() have not.
+ * An open block device file's mapping is the device's own page cache,
+ * whose host inode leads to the device.
+ */
+static struct block_device *nrp_gpu_file_bdev(struct file *file)
+{
+	return I_BDEV(file->f_mapping->host);
+}
+
+/*
+ * The block device file behind @fd, held for the whole transfer: the
+ * caller proves its right to the device by having opened it with @mode,
+ * and the file keeps the device open until we put it. Going through the
+ * caller's file rather than opening the device again also keeps us off
+ * the block layer's open/close API, which changes from kernel to kernel.
  */
 static struct file *nrp_gpu_get_bdev_file(struct nrp_gpu *gpu, int fd,
 					  fmode_t mode)
 {
-	struct block_device *bdev;
 	struct file *file;
 	int ret;
 
@@ -274,9 +274,9 @@ static struct file *nrp_gpu_get_bdev_file(struct nrp_gpu *gpu, int fd,
 				     fd, mode & FMODE_WRITE ? "writing" : "reading");
 		goto out_fput;
 	}
-	bdev = nrp_gpu_file_bdev(file);
-	if ((mode & FMODE_WRITE) && bdev_read_only(bdev)) {
-		ret = nrp_gpu_reject(gpu, -EROFS, "xfer: %pg is read-only\n", bdev);
+	if ((mode & FMODE_WRITE) && bdev_read_only(nrp_gpu_file_bdev(file))) {
+		ret = nrp_gpu_reject(gpu, -EROFS, "xfer: %pg is read-only\n",
+				     nrp_gpu_file_bdev(file));
 		goto out_fput;
 	}
 	return file;

@@ -152,7 +152,7 @@ double mib_s(__u64 bytes, double secs)
 /* The counters as the transport shows them, one "name value" a line. */
 int stats_read(const char *path, struct stat_set *s)
 {
-	char line[256], name[48];
+	char line[256];
 	FILE *f;
 	__u64 v;
 
@@ -161,9 +161,9 @@ int stats_read(const char *path, struct stat_set *s)
 	if (!f)
 		return -errno;
 	while (fgets(line, sizeof(line), f) && s->n < STATS_MAX) {
-		if (sscanf(line, "%47s %llu", name, &v) != 2)
+		/* straight into the next slot: it only counts once filled */
+		if (sscanf(line, "%47s %llu", s->name[s->n], &v) != 2)
 			continue;
-		strcpy(s->name[s->n], name);
 		s->val[s->n++] = v;
 	}
 	fclose(f);

@@ -4,6 +4,7 @@
 # (6.1 unless the environment says otherwise).
 #
 #   [NRP_SERIES=6.12] tools/vm/build-kernel.sh p2p|debug
+#   tools/vm/build-kernel.sh p2p-6.12|debug-6.12
 #
 # The result lives in $NRP_CACHE/kernel/<flavour>-<key>/, where key hashes
 # the source version, the config fragments and this script: nothing is
@@ -11,7 +12,9 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-flavour=${1:-p2p}
+nrp_use_kernel "${1:-p2p}"
+flavour=$NRP_FLAVOUR
+[ "$flavour" != stock ] || nrp_die "the stock kernel is Debian's, not built here"
 frags=$(nrp_flavour_fragments "$flavour")
 kdir=$(nrp_kernel_dir "$flavour")
 

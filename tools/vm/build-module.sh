@@ -3,20 +3,21 @@
 # Build the module (and the test fixture modules) for one guest kernel, in
 # a private copy of the tree so builds for several kernels do not collide.
 #
-#   tools/vm/build-module.sh stock|p2p|debug
+#   tools/vm/build-module.sh stock|p2p|debug[-SERIES]
 #
 # Prints the directory holding the built .ko files.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 kernel=${1:-stock}
-case "$kernel" in
+nrp_use_kernel "$kernel"
+case "$NRP_FLAVOUR" in
 stock)
 	kdir=/usr/src/linux-headers-$NRP_STOCK_KVER
 	ksrc=
 	;;
 *)
-	kd=$("$NRP_TOP/tools/vm/build-kernel.sh" "$kernel")
+	kd=$("$NRP_TOP/tools/vm/build-kernel.sh" "$NRP_FLAVOUR")
 	kdir=$kd/build
 	ksrc=$(nrp_src_tree)
 	;;

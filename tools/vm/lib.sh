@@ -13,6 +13,34 @@ NRP_SRC_TARBALL=${NRP_SRC_TARBALL:-/usr/src/linux-source-$NRP_SERIES.tar.xz}
 NRP_STOCK_KVER=${NRP_STOCK_KVER:-$("$NRP_TOP/scripts/kernel-series.sh" installed "$NRP_SERIES" 2>/dev/null || true)}
 
 nrp_die() { echo "error: $*" >&2; exit 1; }
+
+# Switch to another kernel series (6.1, 6.12) and what follows from it.
+nrp_set_series() {
+	[ "$1" = "$NRP_SERIES" ] && return 0
+	NRP_SERIES=$1
+	NRP_SRC_TARBALL=/usr/src/linux-source-$NRP_SERIES.tar.xz
+	NRP_STOCK_KVER=$("$NRP_TOP/scripts/kernel-series.sh" installed "$NRP_SERIES" 2>/dev/null || true)
+	export NRP_SERIES NRP_SRC_TARBALL NRP_STOCK_KVER
+}
+
+# Guest kernel names: a flavour (stock, p2p, debug), of the series NRP_SERIES
+# (6.1 by default), or with the series appended (stock-6.12, p2p-6.12).
+# Sets NRP_FLAVOUR and switches to the name's series; the scripts taking a
+# --kernel NAME all go through here, so the names mean the same everywhere.
+nrp_use_kernel() {
+	local name=$1
+	case "$name" in
+	*-[0-9]*.[0-9]*)
+		NRP_FLAVOUR=${name%-*}
+		nrp_set_series "${name##*-}"
+		;;
+	*)	NRP_FLAVOUR=$name ;;
+	esac
+	case "$NRP_FLAVOUR" in
+	stock|p2p|debug) ;;
+	*) nrp_die "unknown kernel '$name' (stock, p2p, debug, or with a series: stock-6.12, p2p-6.12)" ;;
+	esac
+}
 nrp_log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
 
 # Debian package version of the kernel source tarball (6.1.192-3).

@@ -26,13 +26,21 @@ for applet in $("$bb" --list); do
 	ln -sf busybox "$root/bin/$applet"
 done
 
+# In load order: dependencies first (from 6.12 on 9pnet needs netfs).
+# Debian compresses the modules of 6.12 (.ko.xz); busybox's insmod takes
+# them uncompressed.
 n=0
 for m in virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev \
-	 virtio_pci 9pnet 9pnet_virtio netfs fscache 9p overlay; do
-	f=$(find "$moddir/kernel" -name "$m.ko" 2>/dev/null | head -n1)
+	 virtio_pci netfs fscache 9pnet 9pnet_virtio 9p overlay; do
+	f=$(find "$moddir/kernel" \( -name "$m.ko" -o -name "$m.ko.xz" \) \
+		2>/dev/null | head -n1)
 	[ -n "$f" ] || continue
 	n=$((n + 1))
-	cp "$f" "$root/modules/$(printf %02d $n)-$m.ko"
+	dst=$root/modules/$(printf %02d $n)-$m.ko
+	case "$f" in
+	*.xz)	xz -dc "$f" >"$dst" ;;
+	*)	cp "$f" "$dst" ;;
+	esac
 done
 
 cat >"$root/init" <<'INIT'

@@ -5,7 +5,8 @@
 #
 #   tools/vm/run-guest.sh [options] -- COMMAND...
 #
-#   --kernel stock|p2p|debug  guest kernel (default: stock)
+#   --kernel NAME             guest kernel: stock, p2p, debug (Linux 6.1), or
+#                             stock-6.12, p2p-6.12 (default: stock)
 #   --out DIR                 where console.log, output.txt, dmesg.txt go
 #                             (default: a new directory under /tmp)
 #   --timeout SECONDS         kill the guest after this long (default: 900)
@@ -56,7 +57,8 @@ done
 [ $# -gt 0 ] || nrp_die "no command to run in the guest (see --help)"
 job="$*"
 
-case "$kernel" in
+nrp_use_kernel "$kernel"
+case "$NRP_FLAVOUR" in
 stock)
 	kimage=/boot/vmlinuz-$NRP_STOCK_KVER
 	kmods=/lib/modules/$NRP_STOCK_KVER
@@ -64,12 +66,11 @@ stock)
 	[ -r "$kimage" ] || nrp_die "$kimage missing (apt-get install linux-image-$NRP_STOCK_KVER)"
 	;;
 p2p|debug)
-	kd=$("$NRP_TOP/tools/vm/build-kernel.sh" "$kernel")
+	kd=$("$NRP_TOP/tools/vm/build-kernel.sh" "$NRP_FLAVOUR")
 	kimage=$kd/bzImage
 	kmods=$(echo "$kd"/mods/lib/modules/*)
 	guest_mods=$kmods
 	;;
-*)	nrp_die "unknown kernel '$kernel' (stock, p2p, debug)" ;;
 esac
 
 kodir=$("$NRP_TOP/tools/vm/build-module.sh" "$kernel")

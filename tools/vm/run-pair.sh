@@ -8,7 +8,8 @@
 #
 #   tools/vm/run-pair.sh [options] -- COMMAND...
 #
-#   --kernel stock|p2p|debug  kernel of both guests (default: stock)
+#   --kernel NAME             kernel of both guests, as run-guest.sh names
+#                             them: stock, p2p-6.12, ... (default: stock)
 #   --target-kernel KERNEL    the target guest's kernel (default: --kernel)
 #   --out DIR                 DIR/host and DIR/target as run-guest.sh leaves
 #                             them, DIR/pair.log the requests served
