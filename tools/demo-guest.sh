@@ -37,8 +37,8 @@ fi
 echo "    $NRP_GPU on $(basename "$NRP_GPU_PCI"): window $((NRP_GPU_WINDOW >> 20)) MiB, $(cat "$NRP_GPU_PCI/p2pmem/size") bytes of p2pmem"
 
 disk=$((size + 64))
-# room for XFS's log and metadata next to the file
-[ -z "$user" ] || disk=$((size + 192))
+# room for XFS's log and metadata next to the file; mkfs.xfs wants 300 MB
+[ -z "$user" ] || disk=$((size + 192 > 320 ? size + 192 : 320))
 step "soft-RoCE (rxe) on a veth pair, nvmet-rdma target on a $disk MiB RAM disk"
 nrp_must modprobe brd rd_nr=1 rd_size=$((disk * 1024))
 nrp_cleanup_push "modprobe -r brd"
