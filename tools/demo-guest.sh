@@ -5,6 +5,13 @@
 # with no bounce buffer in system RAM. The in-guest test "demo" runs it as
 # it is, so what the README's first command does is under test.
 #
+# Where the kernel lets user space map P2P memory (p2pmem/allocate, Linux
+# 6.2 and later, so the 6.12 P2PDMA guest), the checkpoint is what an
+# application writes: a file on XFS on the remote namespace, written by a
+# user process from P2P memory with O_DIRECT, fsync'd, read back and
+# compared. Elsewhere (6.1) the GPU stand-in's in-kernel mover writes the
+# raw namespace.
+#
 #   tools/demo-guest.sh [SIZE_MIB]      (in the guest, from the checkout)
 set -u
 . tools/testing/selftests/nvme-rdma-p2p/lib_p2p.sh
@@ -18,10 +25,22 @@ nrp_nvme_core_multipath N
 
 step "the GPU stand-in: a QEMU ivshmem BAR registered and published as P2PDMA memory"
 nrp_gpu_setup
+user=
+if [ -e "$NRP_GPU_PCI/p2pmem/allocate" ]; then
+	# the stand-in keeps 16 MiB; the rest of the BAR is the pool that
+	# user space maps through p2pmem/allocate
+	user=1
+	nrp_must modprobe -r $NRP_GPU_MOD
+	NRP_GPU_ARGS=window_mb=16 nrp_gpu_setup
+	echo "    user-space P2P: $NRP_GPU_PCI/p2pmem/allocate, $(($(cat "$NRP_GPU_PCI/p2pmem/available") >> 20)) MiB available to mmap"
+fi
 echo "    $NRP_GPU on $(basename "$NRP_GPU_PCI"): window $((NRP_GPU_WINDOW >> 20)) MiB, $(cat "$NRP_GPU_PCI/p2pmem/size") bytes of p2pmem"
 
-step "soft-RoCE (rxe) on a veth pair, nvmet-rdma target on a $((size + 64)) MiB RAM disk"
-nrp_must modprobe brd rd_nr=1 rd_size=$(((size + 64) * 1024))
+disk=$((size + 64))
+# room for XFS's log and metadata next to the file; mkfs.xfs wants 300 MB
+[ -z "$user" ] || disk=$((size + 192 > 320 ? size + 192 : 320))
+step "soft-RoCE (rxe) on a veth pair, nvmet-rdma target on a $disk MiB RAM disk"
+nrp_must modprobe brd rd_nr=1 rd_size=$((disk * 1024))
 nrp_cleanup_push "modprobe -r brd"
 nrp_rdma_setup rxe
 nrp_nvmet_setup /dev/ram0
@@ -48,6 +67,34 @@ nrp_ctrl_is_ours "$NRP_CTRL" || nrp_fail "$NRP_CTRL is not driven by nvme-rdma-p
 NRP_NS=$(nrp_ns_dev "$NRP_CTRL") || nrp_fail "no namespace block device appeared"
 nvme list | indent
 echo "    $NRP_CTRL: $(cat /sys/class/nvme/$NRP_CTRL/address), driven by nvme-rdma-p2p, p2p_capable $(nrp_stat "$NRP_CTRL" p2p_capable)"
+
+if [ -n "$user" ]; then
+	mnt=/mnt/nrp-demo
+	step "XFS on $NRP_NS, mounted at $mnt"
+	mkdir -p $mnt
+	nrp_must mkfs.xfs -q -f "$NRP_NS"
+	nrp_must mount -t xfs "$NRP_NS" $mnt
+	nrp_cleanup_push "umount $mnt"
+	step "a ${size} MiB checkpoint file $mnt/checkpoint from P2P memory mapped into a user process (mmap of p2pmem/allocate), O_DIRECT with io_uring, fsync, read back into P2P memory"
+	nrp_snap
+	"$NRP_P2P_TOOL" --user --file $mnt/checkpoint --size "${size}M" --io uring --chunk 1M --qd 16 |
+		indent
+	[ "${PIPESTATUS[0]}" = 0 ] || nrp_fail "the checkpoint failed"
+	p2p=$(nrp_delta p2p_bytes_mapped)
+	host=$(nrp_delta host_bytes_mapped)
+	nrp_must umount $mnt
+	nrp_must xfs_repair -n "$NRP_NS" >/dev/null
+	step "unmounted; xfs_repair -n: clean"
+	step "payload mapped from P2P memory: $((p2p >> 20)) MiB; from host memory: $host bytes, all of it XFS metadata (log, inode, extents)"
+	[ "$p2p" = $((2 * size << 20)) ] ||
+		nrp_fail "expected exactly $((2 * size)) MiB from P2P memory"
+	[ "$host" -le $(((size << 20) / 16 + (8 << 20))) ] ||
+		nrp_fail "$host host bytes is more than XFS metadata"
+	step "transport counters ($NRP_DEBUGFS/$NRP_CTRL/stats)"
+	indent <"$NRP_DEBUGFS/$NRP_CTRL/stats"
+	step "checkpoint verified: a $size MiB file on XFS from GPU memory over nvme-rdma-p2p and back, byte-exact, payload zero bytes bounced"
+	exit 0
+fi
 
 step "a ${size} MiB checkpoint from GPU memory to $NRP_NS and back (1 MiB commands, 16 in flight)"
 nrp_snap

@@ -7,13 +7,25 @@
 # what happened, counters included: nothing bounces through host memory.
 #
 #   tools/demo.sh [SIZE_MIB]
+#
+# On a guest kernel where user space can map P2P memory (Linux 6.2 and
+# later: the 6.12 P2PDMA kernel) the checkpoint is a file on XFS on the
+# remote namespace, written with O_DIRECT by a user process from P2P
+# memory; on 6.1 the GPU stand-in's in-kernel mover writes the raw
+# namespace. tools/demo-guest.sh decides by what the guest kernel offers;
+# NRP_DEMO_KERNEL=p2p-6.12 picks the 6.12 kernel (default: p2p, Linux 6.1).
 set -euo pipefail
 . "$(dirname "$0")/vm/lib.sh"
 
 size=${1:-256}
+kernel=${NRP_DEMO_KERNEL:-p2p}
+# the set-up installs and builds for the kernel's series
+nrp_use_kernel "$kernel"
+[ "$NRP_FLAVOUR" = p2p ] ||
+	nrp_die "the demo needs a P2PDMA guest kernel (p2p, p2p-6.12), not '$kernel'"
 "$NRP_TOP/tools/setup.sh"
 out=$(mktemp -d /tmp/nrp-demo.XXXXXX)
-"$NRP_TOP/tools/vm/run-guest.sh" --kernel p2p --out "$out" --timeout 900 \
+"$NRP_TOP/tools/vm/run-guest.sh" --kernel "$kernel" --out "$out" --timeout 900 \
 	--gpu-mem $(((2 * size + 1023) / 1024))G --mem $((2048 + size)) \
 	-- tools/demo-guest.sh "$size" || {
 	cat "$out/output.txt" 2>/dev/null

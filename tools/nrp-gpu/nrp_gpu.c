@@ -19,7 +19,10 @@
  *
  * Linux 6.1 has no userspace P2PDMA (FOLL_PCI_P2PDMA came later), so the
  * pages can reach a block device only from an in-kernel submitter like
- * this one, the way nvmet does with its p2pmem.
+ * this one, the way nvmet does with its p2pmem. From 6.2 on, publishing
+ * the BAR is also what lets user space map the part of it outside the
+ * window (window_mb) through /sys/bus/pci/devices/<bdf>/p2pmem/allocate
+ * and do O_DIRECT from it, as GPU storage stacks do.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -65,7 +68,7 @@
 static unsigned int nrp_gpu_window_mb;
 module_param_named(window_mb, nrp_gpu_window_mb, uint, 0444);
 MODULE_PARM_DESC(window_mb,
-		 "MiB of BAR2 owned by /dev/nrp-gpuN (default 0: the whole BAR)");
+		 "MiB of BAR2 owned by /dev/nrp-gpuN (default 0: the whole BAR); the rest is published for other P2PDMA users, user space included");
 
 static DEFINE_IDA(nrp_gpu_ida);
 

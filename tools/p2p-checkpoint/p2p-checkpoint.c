@@ -12,14 +12,16 @@
  * comparison; --mix bounces every other page.
  *
  * --info, --fill and --checksum expose the single ioctls, for tests.
+ * --user is the other half, in user.c: P2P memory mapped into this
+ * process and moved with O_DIRECT, as an application does.
  *
  * Exit status: 0 checkpoint verified, 1 error or mismatch, 2 usage,
  * 3 refused because the device's queue does not advertise PCI P2PDMA
  * (and --force was not given).
  */
 #define _GNU_SOURCE
-/* __u64 is unsigned long long on every architecture: %llu fits it */
-#define __SANE_USERSPACE_TYPES__
+#include "p2p-checkpoint.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -36,45 +38,12 @@
 
 #include "../nrp-gpu/nrp_gpu_uapi.h"
 
-#define PROG		"p2p-checkpoint"
-#define MIB		(1024.0 * 1024.0)
-#define STATS_DIR	"/sys/kernel/debug/nvme-rdma-p2p"
-#define STATS_GLOB	STATS_DIR "/*/stats"
-#define STATS_MAX	64
-
 enum mode {
 	MODE_CHECKPOINT,
 	MODE_INFO,
 	MODE_FILL,
 	MODE_CHECKSUM,
 };
-
-enum {
-	EXIT_FAIL	= 1,
-	EXIT_USAGE	= 2,
-	EXIT_REFUSED	= 3,
-};
-
-/*
- * Progress on stdout, complaints on stderr, in the order they happened
- * even when both go to one pipe; ckpt_err() also exits.
- */
-#define ckpt_info(fmt, ...)	printf(fmt "\n", ##__VA_ARGS__)
-#define ckpt_warn(fmt, ...)						\
-	do {								\
-		fflush(stdout);						\
-		fprintf(stderr, PROG ": " fmt "\n", ##__VA_ARGS__);	\
-	} while (0)
-#define ckpt_err(fmt, ...)				\
-	do {						\
-		ckpt_warn(fmt, ##__VA_ARGS__);		\
-		exit(EXIT_FAIL);			\
-	} while (0)
-#define ckpt_usage_err(fmt, ...)			\
-	do {						\
-		ckpt_warn(fmt " (see --help)", ##__VA_ARGS__);	\
-		exit(EXIT_USAGE);			\
-	} while (0)
 
 struct opts {
 	const char *gpu;
@@ -85,12 +54,6 @@ struct opts {
 	enum mode mode;
 	int force, verify_chunks, region_b_set, size_set;
 	__u32 path;	/* 0, NRP_GPU_XFER_BOUNCE or NRP_GPU_XFER_MIX */
-};
-
-struct stat_set {
-	int n;
-	char name[STATS_MAX][48];
-	__u64 val[STATS_MAX];
 };
 
 static void print_help(void)
@@ -120,11 +83,14 @@ static void print_help(void)
 	       "                    default: " STATS_DIR "/<ctrl>/stats\n"
 	       "                    if present; 'none' to skip\n"
 	       "exit: 0 verified, 1 error or mismatch, 2 bad arguments,\n"
-	       "      3 refused: the device does not advertise PCI P2PDMA\n",
+	       "      3 refused: the device does not advertise PCI P2PDMA\n"
+	       "\n"
+	       "       " PROG " --user --help              the user-space mode: P2P memory\n"
+	       "                                         mapped from p2pmem/allocate, O_DIRECT\n",
 	       NRP_GPU_XFER_MAX_QD);
 }
 
-static __u64 parse_size(const char *opt, const char *s)
+__u64 parse_size(const char *opt, const char *s)
 {
 	unsigned int shift = 0;
 	char *end;
@@ -158,7 +124,7 @@ static __u64 parse_size(const char *opt, const char *s)
 	return v << shift;
 }
 
-static double now(void)
+double now(void)
 {
 	struct timespec ts;
 
@@ -170,7 +136,7 @@ static double now(void)
  * CPU time of this process, user and system: the in-kernel mover runs
  * in our ioctl, so its copies (--bounce) are charged here.
  */
-static double cpu_seconds(void)
+double cpu_seconds(void)
 {
 	struct timespec ts;
 
@@ -178,13 +144,13 @@ static double cpu_seconds(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static double mib_s(__u64 bytes, double secs)
+double mib_s(__u64 bytes, double secs)
 {
 	return secs > 0 ? bytes / MIB / secs : 0;
 }
 
 /* The counters as the transport shows them, one "name value" a line. */
-static int stats_read(const char *path, struct stat_set *s)
+int stats_read(const char *path, struct stat_set *s)
 {
 	char line[256];
 	FILE *f;
@@ -204,8 +170,8 @@ static int stats_read(const char *path, struct stat_set *s)
 	return 0;
 }
 
-static void stats_print(const char *path, const struct stat_set *a,
-			const struct stat_set *b)
+void stats_print(const char *path, const struct stat_set *a,
+		 const struct stat_set *b)
 {
 	int i, j, same = 0;
 
@@ -228,11 +194,27 @@ static void stats_print(const char *path, const struct stat_set *a,
 	ckpt_info("  (%d counters unchanged)", same);
 }
 
+/* How much counter @name grew from @a to @b (0 if either lacks it). */
+__u64 stats_delta(const struct stat_set *a, const struct stat_set *b,
+		  const char *name)
+{
+	int i, j;
+
+	for (i = 0; i < b->n; i++) {
+		if (strcmp(b->name[i], name))
+			continue;
+		for (j = 0; j < a->n; j++)
+			if (!strcmp(a->name[j], name))
+				return b->val[i] - a->val[j];
+	}
+	return 0;
+}
+
 /*
  * The counters of the controller behind @dev: nvmeXnY (or nvmeXcYnZ)
  * usually belongs to nvmeX; else the only controller there is.
  */
-static const char *stats_find(const char *dev, char *buf, size_t len)
+const char *stats_find(const char *dev, char *buf, size_t len)
 {
 	const char *base;
 	unsigned int ctrl;
@@ -531,7 +513,11 @@ int main(int argc, char **argv)
 	struct opts o;
 	struct stat st;
 	long long bad;
+	int i;
 
+	for (i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--user"))
+			return user_main(argc, argv);
 	parse(argc, argv, &o);
 
 	gfd = open(o.gpu, O_RDWR | O_CLOEXEC);

@@ -69,12 +69,15 @@ nrp_gpu_find() {
 
 # Bind the GPU stand-in; its device node is left in NRP_GPU and the size
 # of its window in NRP_GPU_WINDOW (bytes). Skips without an ivshmem device.
+# NRP_GPU_ARGS: module parameters (window_mb=N leaves the rest of the BAR
+# in the published pool, for user space to map through p2pmem/allocate).
 nrp_gpu_setup() {
 	local m info
 	nrp_gpu_find ||
 		nrp_skip "no QEMU ivshmem device (PCI 1af4:1110) to play the GPU (run-guest.sh --gpu-mem)"
 	[ -x "$NRP_P2P_TOOL" ] || nrp_fail "$NRP_P2P_TOOL not built"
-	nrp_must modprobe $NRP_GPU_MOD
+	# shellcheck disable=SC2086
+	nrp_must modprobe $NRP_GPU_MOD ${NRP_GPU_ARGS:-}
 	nrp_cleanup_push "modprobe -r $NRP_GPU_MOD"
 	NRP_GPU=
 	for m in "$NRP_GPU_PCI"/misc/nrp-gpu*; do
@@ -86,6 +89,23 @@ nrp_gpu_setup() {
 	echo "$info" | grep -qx "p2pdma 1" || nrp_fail "$NRP_GPU: window pages are not P2PDMA pages"
 }
 
+# Skip unless user space can map P2P memory and do O_DIRECT from it:
+# Linux 6.2 and later export a published provider's pool as the sysfs
+# file p2pmem/allocate (and pin such pages for queues with P2PDMA,
+# FOLL_PCI_P2PDMA); 6.1 has neither. Needs the GPU stand-in bound.
+nrp_p2p_user_require() {
+	[ -e "$NRP_GPU_PCI/p2pmem/allocate" ] ||
+		nrp_skip "Linux $(uname -r) has no user-space P2PDMA: no $NRP_GPU_PCI/p2pmem/allocate (user mappings of P2P memory and FOLL_PCI_P2PDMA came in 6.2)"
+}
+
+# The user-space P2P fixture: nrp_p2p_setup (same arguments) with the GPU
+# stand-in keeping only 16 MiB for itself, so that the rest of its BAR is
+# the published pool that p2p-checkpoint --user maps.
+nrp_p2p_user_setup() {
+	NRP_GPU_ARGS="window_mb=16" NRP_P2P_USER=1 nrp_p2p_setup "$@"
+	NRP_P2PMEM_AVAIL=$(cat "$NRP_GPU_PCI/p2pmem/available")
+}
+
 # The whole P2P fixture: nvme_core without multipath, soft RDMA, a target
 # with $3 namespaces (default 1) on RAM disks of $1 MiB each, the GPU
 # stand-in, and our module connected, with allow_soft_p2p=$2 (default 1).
@@ -95,6 +115,7 @@ nrp_p2p_setup() {
 	nrp_p2p_require
 	nrp_nvme_core_multipath N
 	nrp_gpu_setup
+	[ -z "${NRP_P2P_USER:-}" ] || nrp_p2p_user_require
 	nrp_rdma_setup "${NRP_RDMA_TYPE:-rxe}"
 	nrp_must modprobe brd rd_nr="$nns" rd_size=$((mib * 1024))
 	nrp_cleanup_push "modprobe -r brd"
@@ -174,3 +195,60 @@ nrp_p2p_ckpt_exact() {
 	[ "$segs" -ge "$data" ] || nrp_fail "$data data commands but $segs P2P segments"
 	echo "  counters: p2p_bytes_mapped +$((2 * bytes)), host_bytes_mapped +0, $data data commands, $segs P2P segments"
 }
+
+# p2p-checkpoint --user with arguments $2...; $1 is what must happen:
+# "served" (exit 0 and verified) or "refused" (exit 3, P2P pages not
+# pinned for the device) or "refused-align" (exit 5, O_DIRECT alignment).
+# The output is left in NRP_UCKPT_OUT, the exit status in NRP_UCKPT_RC,
+# the phases' counters in NRP_UCKPT_{P2P,HOST}_{W,F,R}.
+nrp_p2p_user() {
+	local want=$1 rc
+	shift
+	NRP_UCKPT_OUT=$("$NRP_P2P_TOOL" --user "$@" 2>&1)
+	rc=$?
+	NRP_UCKPT_RC=$rc
+	case $want/$rc in
+	served/0)
+		echo "$NRP_UCKPT_OUT" | grep -q "^checkpoint verified" ||
+			nrp_fail "p2p-checkpoint --user $*: no verification line" ;;
+	refused/3)
+		echo "$NRP_UCKPT_OUT" | grep -q "refused: .*would not pin P2PDMA pages" ||
+			nrp_fail "p2p-checkpoint --user $*: exit 3 without saying why: $NRP_UCKPT_OUT" ;;
+	refused-align/5)
+		echo "$NRP_UCKPT_OUT" | grep -q "refused: O_DIRECT" ||
+			nrp_fail "p2p-checkpoint --user $*: exit 5 without saying why: $NRP_UCKPT_OUT" ;;
+	*)
+		nrp_fail "p2p-checkpoint --user $*: expected $want, exit $rc: $(echo "$NRP_UCKPT_OUT" | tail -n 6)" ;;
+	esac
+	_nrp_uckpt_phase W write
+	_nrp_uckpt_phase F fsync
+	_nrp_uckpt_phase R read
+}
+
+_nrp_uckpt_phase() { # VAR-SUFFIX PHASE
+	local line
+	line=$(echo "$NRP_UCKPT_OUT" | awk -v p="$2" '$1 == "phase" && $2 == p')
+	printf -v "NRP_UCKPT_P2P_$1" '%s' "$(echo "$line" | awk '{ for (i = 1; i < NF; i++) if ($i == "p2p_bytes_mapped") print $(i + 1) }')"
+	printf -v "NRP_UCKPT_HOST_$1" '%s' "$(echo "$line" | awk '{ for (i = 1; i < NF; i++) if ($i == "host_bytes_mapped") print $(i + 1) }')"
+}
+
+# Connect the in-tree nvme_rdma (transport "rdma") to the same target,
+# for the side-by-side; NRP_CTRL and NRP_NS then name its controller
+# and disk. Our controllers must be gone first (one host, one subsystem).
+nrp_p2p_intree_connect() {
+	nrp_disconnect_all
+	nrp_mod_loaded nvme_rdma || {
+		nrp_must modprobe --ignore-install nvme-rdma
+		nrp_cleanup_push "modprobe -r nvme_rdma"
+	}
+	nrp_must nvme connect -t rdma -a "$NRP_TGT_IP4" -s "$NRP_PORT" -n "$NRP_SUBNQN"
+	nrp_cleanup_push nrp_disconnect_all
+	NRP_CTRL=$(nrp_ctrl_of_subsys "$NRP_SUBNQN") || nrp_fail "no in-tree controller for $NRP_SUBNQN"
+	nrp_ctrl_is_ours "$NRP_CTRL" && nrp_fail "$NRP_CTRL is ours, not the in-tree nvme_rdma's"
+	[ "$(cat "/sys/class/nvme/$NRP_CTRL/transport")" = rdma ] ||
+		nrp_fail "$NRP_CTRL's transport is $(cat "/sys/class/nvme/$NRP_CTRL/transport")"
+	NRP_NS=$(nrp_ns_dev "$NRP_CTRL") || nrp_fail "no namespace on $NRP_CTRL"
+}
+
+# One row of a side-by-side table, appended to NRP_SIDE.
+nrp_side_row() { NRP_SIDE+=$(printf '  %-44s %-40s %s' "$1" "$2" "$3")$'\n'; }

@@ -1,0 +1,114 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The user-space P2P path to a raw remote namespace (Linux 6.2 and later):
+# p2p-checkpoint --user maps P2P memory of the GPU stand-in through
+# p2pmem/allocate and moves it with O_DIRECT, pwrite/pread and io_uring,
+# 4 KiB to 1 GiB, read back into the same memory and compared word by
+# word. Over nvme-rdma-p2p every payload byte is mapped as a P2P byte and
+# none as a host byte; mixed P2P/host iovecs are served with the bytes
+# split by kind; misaligned buffers are served when the queue's DMA
+# alignment allows them and refused with EINVAL otherwise.
+#
+# Then the same requests against the in-tree nvme_rdma on the same target:
+# its queue has no P2PDMA feature, so the block layer refuses to pin the
+# P2P pages (EREMOTEIO) while host memory is served. Both columns are
+# printed side by side.
+#
+# Skips on kernels without P2PDMA (stock) and without the user-space path
+# (6.1: no p2pmem/allocate). Under the debug kernel the largest size is
+# 64 MiB.
+# nrp-timeout: 1800
+. "$(dirname "$0")/lib_p2p.sh"
+
+big=1024
+case $(uname -r) in *-nrp-debug*) big=64 ;; esac
+nrp_p2p_user_setup $((big + 16))
+[ "$NRP_P2PMEM_AVAIL" -ge $((big << 20)) ] ||
+	nrp_fail "only $NRP_P2PMEM_AVAIL bytes of p2pmem available, $big MiB needed (run-guest.sh --gpu-mem 2G)"
+disk=$(basename "$NRP_NS")
+lbs=$(cat "/sys/block/$disk/queue/logical_block_size")
+mask=$(cat "/sys/block/$disk/queue/dma_alignment")
+echo "$NRP_CTRL: $NRP_NS (${lbs}-byte blocks, DMA alignment mask $mask), p2pmem $(basename "$NRP_GPU_PCI"): $((NRP_P2PMEM_AVAIL >> 20)) MiB available"
+NRP_SIDE=
+nrp_side_row "request" "nvme-rdma-p2p" "in-tree nvme_rdma"
+
+# P2P bytes exactly twice the payload (written and read), host bytes $2.
+exact() { # SIZE HOST-BYTES WHAT
+	local p2p=$((NRP_UCKPT_P2P_W + NRP_UCKPT_P2P_F + NRP_UCKPT_P2P_R))
+	local host=$((NRP_UCKPT_HOST_W + NRP_UCKPT_HOST_F + NRP_UCKPT_HOST_R))
+	[ "$p2p" = $((2 * $1 - $2)) ] || nrp_fail "$3: p2p_bytes_mapped +$p2p, expected $((2 * $1 - $2))"
+	[ "$host" = "$2" ] || nrp_fail "$3: host_bytes_mapped +$host, expected $2"
+	echo "  $3: verified; p2p_bytes_mapped +$p2p, host_bytes_mapped +$host; $(echo "$NRP_UCKPT_OUT" |
+		grep -E '^checkpoint verified' | sed 's/.*MiB, //')"
+}
+
+declare -A ours
+served() { # KEY SIZE HOST-BYTES WHAT ARGS...
+	local key=$1 size=$2 host=$3 what=$4
+	shift 4
+	nrp_p2p_user served --dev "$NRP_NS" --size "$size" "$@"
+	exact "$size" "$host" "$what"
+	ours[$key]="served, p2p +$((2 * size - host)) host +$host"
+}
+
+# pwrite/pread and io_uring, 4 KiB to 1 GiB, all from P2P memory
+served sync4k 4096 0 "pwrite/pread 4 KiB" --chunk 4K
+served sync1m $((1 << 20)) 0 "pwrite/pread 1 MiB" --chunk 256K
+served sync64m $((64 << 20)) 0 "pwrite/pread 64 MiB" --chunk 1M
+served uring4k 4096 0 "io_uring 4 KiB" --io uring --chunk 4K
+served uring1m $((1 << 20)) 0 "io_uring 1 MiB" --io uring --chunk 128K --qd 8
+served uringbig $((big << 20)) 0 "io_uring $big MiB" --io uring --chunk 1M --qd 16
+
+# Mixed iovecs: 4 KiB pieces alternating P2P and host memory, so every
+# request carries both kinds; the counters split the bytes by kind.
+served mixsync $((8 << 20)) $((8 << 20)) "pwritev/preadv mixed P2P/host 8 MiB" --mem mix --chunk 1M
+served mixuring $((8 << 20)) $((8 << 20)) "io_uring writev/readv mixed P2P/host 8 MiB" --mem mix --io uring --chunk 512K --qd 4
+# host memory for comparison: no P2P byte
+served host $((1 << 20)) $((2 << 20)) "pwrite/pread from host memory 1 MiB" --mem host --chunk 256K
+
+# Misaligned buffers: served exactly when the queue's DMA alignment
+# allows the address, else refused by O_DIRECT (EINVAL), never corrupted.
+for off in 512 8 4 1; do
+	if [ $((off & mask)) = 0 ]; then
+		served "buf$off" $((1 << 20)) 0 "buffer $off bytes into its page" --buf-offset "$off" --chunk 256K
+	else
+		nrp_p2p_user refused-align --dev "$NRP_NS" --size 1M --buf-offset "$off"
+		echo "  buffer $off bytes into its page: refused by O_DIRECT (mask $mask)"
+		ours[buf$off]="refused: EINVAL (alignment)"
+	fi
+done
+# a device offset off the logical block: O_DIRECT refuses it
+nrp_p2p_user refused-align --dev "$NRP_NS" --size 1M --offset $((lbs / 2))
+echo "  device offset $((lbs / 2)): refused by O_DIRECT"
+ours[devoff]="refused: EINVAL (alignment)"
+[ "$(nrp_stat "$NRP_CTRL" p2p_unreachable)" = 0 ] || nrp_fail "p2p_unreachable is $(nrp_stat "$NRP_CTRL" p2p_unreachable)"
+[ "$(nrp_ctrl_state "$NRP_CTRL")" = live ] || nrp_fail "$NRP_CTRL is $(nrp_ctrl_state "$NRP_CTRL")"
+
+# The same requests through the in-tree nvme_rdma of this kernel.
+echo "in-tree nvme_rdma on the same target:"
+nrp_p2p_intree_connect
+echo "  $NRP_CTRL: $NRP_NS, transport rdma (in-tree)"
+intree() { # KEY WANT WHAT ARGS...
+	local key=$1 want=$2 what=$3 res
+	shift 3
+	nrp_p2p_user "$want" --dev "$NRP_NS" --stats none "$@"
+	case $want in
+	served) res="served" ;;
+	refused) res="refused: EREMOTEIO" ;;
+	refused-align) res="refused: EINVAL (alignment)" ;;
+	esac
+	echo "  $what: $res"
+	nrp_side_row "$what" "${ours[$key]}" "$res"
+}
+intree sync4k refused "pwrite/pread 4 KiB from P2P" --size 4K --chunk 4K
+intree sync1m refused "pwrite/pread 1 MiB from P2P" --size 1M --chunk 256K
+intree sync64m refused "pwrite/pread 64 MiB from P2P" --size 64M
+intree uring4k refused "io_uring 4 KiB from P2P" --size 4K --io uring --chunk 4K
+intree uring1m refused "io_uring 1 MiB from P2P" --size 1M --io uring --chunk 128K --qd 8
+intree uringbig refused "io_uring $big MiB from P2P" --size "${big}M" --io uring --qd 16
+intree mixsync refused "pwritev/preadv mixed P2P/host 8 MiB" --size 8M --mem mix
+intree mixuring refused "io_uring mixed P2P/host 8 MiB" --size 8M --mem mix --io uring --chunk 512K --qd 4
+intree host served "pwrite/pread 1 MiB from host memory" --size 1M --mem host --chunk 256K
+echo "side by side (the same requests, the same target):"
+printf '%s' "$NRP_SIDE"
+nrp_pass
