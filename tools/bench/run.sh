@@ -5,8 +5,8 @@
 #
 #   tools/bench/run.sh [RESULT_DIR]
 #
-# Results go to RESULT_DIR (default bench-results/<UTC timestamp>/ in the
-# checkout): results.json, results.md, results.png, and the raw data in
+# Results go to RESULT_DIR (default $NRP_BENCH_OUT, else
+# bench-results/<UTC timestamp>/ in the checkout): results.json, results.md, results.png, and the raw data in
 # guest/raw. The Markdown table is printed at the end. See
 # tools/bench/README.md for the format.
 #
@@ -39,7 +39,7 @@ case ${1:-} in
 esac
 
 bench=$NRP_TOP/tools/bench
-out=${1:-$NRP_TOP/bench-results/$(date -u +%Y%m%d-%H%M%S)}
+out=${1:-${NRP_BENCH_OUT:-$NRP_TOP/bench-results/$(date -u +%Y%m%d-%H%M%S)}}
 kernel=${NRP_BENCH_KERNEL:-p2p}
 export NRP_BENCH_CKPT_MIB=${NRP_BENCH_CKPT_MIB:-1024}
 export NRP_BENCH_CKPT_RUNS=${NRP_BENCH_CKPT_RUNS:-1}
@@ -92,7 +92,7 @@ out=$(cd "$out" && pwd)
 job=(env)
 while IFS= read -r v; do
 	job+=("$v=${!v}")
-done < <(compgen -v NRP_BENCH_ | grep -v '^NRP_BENCH_\(KERNEL\|MEM\|TIMEOUT\|SMP\)$' || true)
+done < <(compgen -v NRP_BENCH_ | grep -v '^NRP_BENCH_\(KERNEL\|MEM\|TIMEOUT\|SMP\|OUT\)$' || true)
 job+=(tools/bench/guest.sh)
 
 nrp_log "bench: $kernel guest, $NRP_BENCH_CLOCK clock, $smp vCPU, ${mem} MiB, GPU window ${gpu_mib} MiB; results in $out"

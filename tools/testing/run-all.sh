@@ -9,13 +9,15 @@
 #
 # Two tiers (NRP_TIER, or --tier; "make check" and "make check-full"):
 #   check  what CI runs, within 60 minutes cold on 2 cores: every test on
-#          the stock kernel; on the p2p kernel the P2P and module tests over
-#          rxe and the transport tests over siw, in one boot; a subset on
-#          the debug kernel; the two-guest tests on the stock kernel.
-#   full   everything: all tests on the debug kernel too, the whole suite
-#          over siw, the two-guest tests on every kernel, and "make demo"
-#          itself; and the Linux 6.12 guests, stock-6.12 and p2p-6.12, like
-#          stock and p2p.
+#          stock 6.1; on the P2PDMA kernels (p2p: 6.1, p2p-6.12) the P2P,
+#          user-space P2P, module and authentication tests over rxe (6.12
+#          also the transport's core paths), and on p2p the transport
+#          tests over siw, in one boot each; the two-guest tests on stock.
+#          Two guests run at a time (lanes, below).
+#   full   everything: all tests on the debug kernel and stock 6.12 too,
+#          the whole suite over siw on both P2PDMA kernels, the two-guest
+#          tests on every kernel, "make demo" itself and a short
+#          "make bench".
 # Kernel names are those of tools/vm/run-guest.sh: stock, p2p, debug are
 # Linux 6.1; stock-6.12 and p2p-6.12 the same flavours of Linux 6.12.
 # TEST names in-guest tests (e.g. module_load); default: all of them.
@@ -41,14 +43,19 @@ case $tier in
 check|full) ;;
 *) nrp_die "unknown tier '$tier' (check, full)" ;;
 esac
+# The check tier's kernels: both stock kernels' series through stock 6.1
+# (every test) and the two P2PDMA kernels (6.1 and 6.12). Stock 6.12 and
+# the debug kernel, each a further kernel build or boot the 60-minute cold
+# budget has no room for, run in the full tier.
 if [ -z "$kernels" ]; then
-	kernels="stock p2p debug"
-	[ "$tier" = full ] && kernels+=" stock-6.12 p2p-6.12"
+	kernels="stock p2p p2p-6.12"
+	[ "$tier" = full ] && kernels="stock p2p debug stock-6.12 p2p-6.12"
 fi
 # The debug kernel (KASAN, lockdep, kmemleak) runs about seven times slower
-# than the others under TCG; in the check tier it runs the tests that reach
-# every part of the module once (load, connect, I/O, reset, teardown under
-# load, P2P fixture). NRP_DEBUG_TESTS=all runs the whole suite there too.
+# than the others under TCG; when it is selected outside the full tier it
+# runs the tests that reach every part of the module once (load, connect,
+# I/O, reset, teardown under load, P2P fixture). NRP_DEBUG_TESTS=all runs
+# the whole suite there.
 debug_default="module_load transport_registered connect reset_during_io teardown_live gpu_standin"
 [ "$tier" = full ] && debug_default=all
 debug_tests=${NRP_DEBUG_TESTS:-$debug_default}
@@ -60,14 +67,24 @@ guest_timeout=${NRP_GUEST_TIMEOUT:-2400}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
-pass=0 fail=0 skip=0
-failed=()
+# Results and part times go to files, so that the two lanes (below), one
+# of them a subshell, count into the same summary.
+: >"$out/results.tsv"
+: >"$out/parts.tsv"
 result() { # STATUS NAME [DETAIL]
 	case $1 in
-	pass)	pass=$((pass + 1)); echo "PASS  $2${3:+  ($3)}" ;;
-	skip)	skip=$((skip + 1)); echo "SKIP  $2${3:+  ($3)}" ;;
-	*)	fail=$((fail + 1)); failed+=("$2"); echo "FAIL  $2${3:+  ($3)}" ;;
+	pass|skip) ;;
+	*) set -- fail "${@:2}" ;;
 	esac
+	printf '%s\t%s\n' "$1" "$2" >>"$out/results.tsv"
+	printf '%-4s  %s%s\n' "${1^^}" "$2" "${3:+  ($3)}"
+}
+part_add() { printf '%s\t%s\n' "$1" "$2" >>"$out/parts.tsv"; } # NAME SECONDS
+# Whether word $1 is one of the words $2...
+in_list() {
+	local w=$1
+	shift
+	[[ " $* " == *" $w "* ]]
 }
 
 # The TAP lines of an in-guest run as results named KERNEL/TEST, or
@@ -114,14 +131,12 @@ boot_results() { # NAME GUEST-OUT STATUS
 
 # The time of each part, for the summary: the suite has a budget, and a
 # part that grows is seen in every run's last lines.
-part_names=() part_secs=()
 timed() { # PART COMMAND...: run COMMAND, remember how long it took
 	local p=$1 t0=$SECONDS rc
 	shift
 	"$@"
 	rc=$?
-	part_names+=("$p")
-	part_secs+=($((SECONDS - t0)))
+	part_add "$p" $((SECONDS - t0))
 	return $rc
 }
 
@@ -154,18 +169,16 @@ if [ ${#bg_kernels[@]} -gt 0 ]; then
 	rm -f "$out"/kernel-*.done
 	kernel_builds &
 	builder=$!
-	trap '[ -z "$builder" ] || kill "$builder" 2>/dev/null' EXIT
 fi
-building() { [[ " ${bg_kernels[*]} " == *" $1 "* ]] && [ ! -e "$out/kernel-$1.done" ]; }
+lane_b=
+trap '[ -z "$builder" ] || kill "$builder" 2>/dev/null; [ -z "$lane_b" ] || kill "$lane_b" 2>/dev/null' EXIT
+building() { in_list "$1" "${bg_kernels[@]}" && [ ! -e "$out/kernel-$1.done" ]; }
 # Wait for the background build of kernel $1; false if it failed.
 need_kernel() {
 	local k=$1 t0=$SECONDS st
-	[[ " ${bg_kernels[*]} " == *" $k "* ]] || return 0
+	in_list "$k" "${bg_kernels[@]}" || return 0
 	while [ ! -e "$out/kernel-$k.done" ]; do sleep 5; done
-	if [ $((SECONDS - t0)) -gt 0 ]; then
-		part_names+=("waiting: $k")
-		part_secs+=($((SECONDS - t0)))
-	fi
+	[ $((SECONDS - t0)) -gt 0 ] && part_add "waiting: $k" $((SECONDS - t0))
 	read -r st _ <"$out/kernel-$k.done"
 	[ "$st" = 0 ] && return 0
 	tail -n 20 "$out/kernel-$k.log" | sed 's/^/      /'
@@ -196,8 +209,7 @@ host_collect() {
 		*) result fail "host/$name"; sed 's/^/      /' "$out/host-$name.log" | tail -n 20 ;;
 		esac
 	done
-	part_names+=("host tests")
-	part_secs+=("$(cat "$out/host.secs" 2>/dev/null || echo 0)")
+	part_add "host tests" "$(cat "$out/host.secs" 2>/dev/null || echo 0)"
 }
 host_run &
 host_pid=$!
@@ -221,7 +233,7 @@ for t in "$@"; do
 	t=${t%.sh}
 	named+=("${t#test_}")
 done
-is_named() { [ ${#named[@]} = 0 ] || [[ " ${named[*]} " == *" $1 "* ]]; }
+is_named() { [ ${#named[@]} = 0 ] || in_list "$1" "${named[@]}"; }
 
 # The transport tests once more over siw (soft iWARP), in the same boot as
 # the rxe pass, on the kernels of NRP_SIW_KERNELS (default: p2p; the stock
@@ -230,7 +242,9 @@ is_named() { [ ${#named[@]} = 0 ] || [[ " ${named[*]} " == *" $1 "* ]]; }
 # the target's cleanup after it (removing the nvmet port, which destroys
 # the iWARP listener) sometimes never returns in the guest; the same hang
 # stops the target guest of run-pair.sh --rdma siw.
-siw_kernels=${NRP_SIW_KERNELS-"p2p p2p-6.12"}
+siw_default=p2p
+[ "$tier" = full ] && siw_default="p2p p2p-6.12"
+siw_kernels=${NRP_SIW_KERNELS-$siw_default}
 # The user-space P2P path (p2pmem/allocate, O_DIRECT from P2P memory, the
 # in-tree nvme_rdma side by side): it does its work on kernels that have
 # it, Linux 6.2 and later with P2PDMA (the 6.12 P2PDMA guest; measured
@@ -256,6 +270,10 @@ fi
 # tracepoints does run on the p2p kernel too, whose tracing is its own.
 siw_only=
 [ "$tier" = check ] && siw_only=1
+# Stock 6.12 is not in the check tier, so its P2PDMA kernel also runs the
+# transport tests that reach the nvme core calls 6.12 changed (create, I/O,
+# reset and reconnect, teardown under load) over rxe.
+check_612_extra=(connect fio_verify reset_during_io teardown_live)
 rxe_on_stock=("${siw_all[@]}" batch_map_fail post_fail_mr bogus_invalidation
 	exit_during_free reconnect_quiesced nrp_stat)
 
@@ -271,21 +289,28 @@ guest_part() { # KERNEL TEST...
 	if [ "$k" = debug ] && [ $# = 0 ] && [ "$debug_tests" != all ]; then
 		read -ra tests <<<"$debug_tests"
 	fi
-	if [[ " $siw_kernels " == *" $k "* ]]; then
+	# The P2PDMA kernels of the check tier: what the stock kernel does not
+	# run over rxe already (plus, on 6.12, the transport's core paths).
+	local p2p_check=
+	if [ -n "$siw_only" ] && [ $# = 0 ]; then
+		case $k in stock | stock-* | debug) ;; *) p2p_check=1 ;; esac
+	fi
+	if [ ${#tests[@]} = 0 ] && { [ -n "$p2p_check" ] || in_list "$k" "$siw_kernels"; }; then
 		# run_tests.sh runs all tests when none is named: name them
-		if [ ${#tests[@]} = 0 ]; then
-			for t in "$NRP_TOP"/tools/testing/selftests/nvme-rdma-p2p/test_*.sh; do
-				t=$(basename "$t" .sh)
-				case $t in test_pair_*) ;; *) tests+=("${t#test_}") ;; esac
-			done
-		fi
-		if [ -n "$siw_only" ] && [ $# = 0 ]; then
-			local rxe=()
-			for t in "${tests[@]}"; do
-				[[ " ${rxe_on_stock[*]} " == *" $t "* ]] || rxe+=("$t")
-			done
-			tests=("${rxe[@]}")
-		fi
+		for t in "$NRP_TOP"/tools/testing/selftests/nvme-rdma-p2p/test_*.sh; do
+			t=$(basename "$t" .sh)
+			case $t in test_pair_*) ;; *) tests+=("${t#test_}") ;; esac
+		done
+	fi
+	if [ -n "$p2p_check" ]; then
+		local rxe=()
+		for t in "${tests[@]}"; do
+			in_list "$t" "${rxe_on_stock[@]}" || rxe+=("$t")
+		done
+		case $k in *-6.12) rxe+=("${check_612_extra[@]}") ;; esac
+		tests=("${rxe[@]}")
+	fi
+	if in_list "$k" "$siw_kernels"; then
 		for t in "${siw_all[@]}"; do
 			is_named "$t" && tests+=("$t@siw")
 		done
@@ -373,15 +398,42 @@ pair_part() { # KERNEL ALL-TESTS-NAMED?
 	timed "pair $k" pair_run "$k" "${ptests[@]}"
 }
 
-# Kernel by kernel, its guest and then its pair: the stock kernel's parts
-# first, while the other kernels may still be building.
+# Kernel by kernel, its guest and then its pair, in two lanes that run side
+# by side: a TCG guest keeps about one of the two cores busy, so two at a
+# time use the machine. Lane A takes the stock kernels (no build: they start
+# at once, beside the host tests), lane B the built ones, each waiting for
+# its kernel. NRP_LANES=1 runs everything in one lane, one guest at a time.
 all=named
 [ $# = 0 ] && all=all
+run_kernels() { # KERNEL... (then the named tests, after --)
+	local ks=() k
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do ks+=("$1"); shift; done
+	shift
+	for k in "${ks[@]}"; do
+		guest_part "$k" "$@"
+		[ -z "$host_pid" ] || { host_collect; host_pid=; }
+		pair_part "$k" "$all"
+	done
+}
+lane_a=() lane_b_kernels=()
 for k in $kernels; do
-	guest_part "$k" "$@"
-	[ -z "$host_pid" ] || { host_collect; host_pid=; }
-	pair_part "$k" "$all"
+	case $k in
+	stock | stock-*)	lane_a+=("$k") ;;
+	*)			lane_b_kernels+=("$k") ;;
+	esac
 done
+if [ "${NRP_LANES:-2}" = 1 ] || [ ${#lane_a[@]} = 0 ] || [ ${#lane_b_kernels[@]} = 0 ]; then
+	run_kernels $kernels -- "$@"
+else
+	# lane B's lines are shown when it is done, not interleaved with A's
+	( host_pid=; run_kernels "${lane_b_kernels[@]}" -- "$@" ) >"$out/lane-b.log" 2>&1 &
+	lane_b=$!
+	run_kernels "${lane_a[@]}" -- "$@"
+	[ -z "$host_pid" ] || { host_collect; host_pid=; }
+	wait "$lane_b"
+	lane_b=
+	cat "$out/lane-b.log"
+fi
 [ -z "$host_pid" ] || host_collect
 
 # The full tier runs the README's main job itself, host half included: on
@@ -389,7 +441,7 @@ done
 # P2P memory mapped into a user process) when that kernel is selected.
 if [ "$tier" = full ] && [ $# = 0 ]; then
 	for k in p2p p2p-6.12; do
-		[[ " $kernels " == *" $k "* ]] || continue
+		in_list "$k" "$kernels" || continue
 		name=make-demo
 		[ "$k" = p2p ] || name=make-demo-$k
 		nrp_log "make demo ($k)"
@@ -403,21 +455,36 @@ if [ "$tier" = full ] && [ $# = 0 ]; then
 	done
 fi
 
+# The full tier also runs "make bench" (README), short: one profile, few
+# I/Os, a small checkpoint. It checks that the benchmark works and prints
+# its table; its numbers are not judged here (benchmarks are not tests).
+if [ "$tier" = full ] && [ $# = 0 ] && in_list p2p "$kernels"; then
+	nrp_log "make bench (short)"
+	if NRP_BENCH_RUNS=2 NRP_BENCH_IOS=500 NRP_BENCH_PROFILES=rr4k_qd1 \
+		NRP_BENCH_ATTR_IOS=300 NRP_BENCH_CKPT_MIB=16 NRP_BENCH_OUT="$out/bench" \
+		timed "make bench" make -s -C "$NRP_TOP" bench >"$out/bench.log" 2>&1 &&
+		grep -q 'rr4k_qd1' "$out/bench.log"; then
+		result pass "host/make-bench"
+	else
+		result fail "host/make-bench" "see $out/bench.log"
+		tail -n 15 "$out/bench.log" | sed 's/^/      /'
+	fi
+fi
+
 # the background builds, as parts of their own (they overlapped others)
 for k in "${bg_kernels[@]}"; do
 	[ -e "$out/kernel-$k.done" ] || continue
 	read -r _ secs <"$out/kernel-$k.done"
-	part_names+=("kernel $k (bg)")
-	part_secs+=("$secs")
+	part_add "kernel $k (bg)" "$secs"
 done
 builder=
 
 total=$((SECONDS - start))
 echo "time per part:"
-for i in "${!part_names[@]}"; do
-	printf '  %-16s %5d s\n' "${part_names[$i]}" "${part_secs[$i]}"
-done
-printf '  %-16s %5d s (%d min)\n' total "$total" $(((total + 59) / 60))
+while IFS=$'\t' read -r name secs; do
+	printf '  %-20s %5d s\n' "$name" "$secs"
+done <"$out/parts.tsv"
+printf '  %-20s %5d s (%d min)\n' total "$total" $(((total + 59) / 60))
 # The check tier's budget: a cold run (packages and kernels not yet there)
 # within 60 minutes on 2 cores, so that CI's 90 keep room for new kernels.
 budget=${NRP_TIME_BUDGET:-3600}
@@ -428,8 +495,9 @@ if [ "$tier" = check ] && [ $# = 0 ] && [ "$budget" -gt 0 ]; then
 		result fail "suite/time-budget" "$total s, over the $budget s budget: see the parts above"
 	fi
 fi
-if [ ${#failed[@]} -gt 0 ]; then
-	echo "failed: ${failed[*]}"
-fi
+pass=$(grep -c '^pass' "$out/results.tsv")
+fail=$(grep -c '^fail' "$out/results.tsv")
+skip=$(grep -c '^skip' "$out/results.tsv")
+[ "$fail" = 0 ] || echo "failed: $(awk -F'\t' '$1 == "fail" { printf "%s ", $2 }' "$out/results.tsv")"
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" = 0 ]
