@@ -159,7 +159,7 @@ static int nrp_configure_admin_queue(struct nrp_ctrl *ctrl, bool new)
 	WRITE_ONCE(ctrl->ibdev, ibdev);
 	ctrl->ctrl.numa_node = ibdev_to_node(ibdev);
 	ctrl->fr_page_list_len = ibdev->attrs.max_fast_reg_page_list_len;
-	ctrl->max_fr_pages = nrp_max_fr_pages(ibdev);
+	ctrl->max_fr_pages = nrp_max_fr_pages(ibdev, ctrl->mr_pages_cap);
 	/* decided here, where the device is pinned; read by namespace scan */
 	WRITE_ONCE(ctrl->p2p_capable, nrp_ibdev_p2p_ok(ibdev));
 
@@ -196,6 +196,10 @@ static int nrp_configure_admin_queue(struct nrp_ctrl *ctrl, bool new)
 	ctrl->ctrl.max_segments = ctrl->max_fr_pages;
 	ctrl->ctrl.max_hw_sectors = ctrl->max_fr_pages <<
 				    NRP_SECTORS_PER_PAGE_SHIFT;
+	if (READ_ONCE(ctrl->fault_mdts_kb))
+		ctrl->ctrl.max_hw_sectors = min(ctrl->ctrl.max_hw_sectors,
+						max(READ_ONCE(ctrl->fault_mdts_kb),
+						    4U) * 2);
 	ctrl->ctrl.max_integrity_segments = 0;
 
 	nvme_start_admin_queue(&ctrl->ctrl);
@@ -763,6 +767,7 @@ struct nvme_ctrl *nrp_create_ctrl(struct device *dev,
 	ctrl->ctrl.sqsize = opts->queue_size - 1;
 	ctrl->ctrl.kato = opts->kato;
 	ctrl->remote_inv = true;
+	ctrl->mr_pages_cap = READ_ONCE(nrp_max_mr_pages);
 
 	/* sized for the most the controller can grant; it may grant less */
 	ctrl->queues = kcalloc(ctrl->ctrl.queue_count, sizeof(*ctrl->queues),

@@ -96,34 +96,43 @@ out_unlock:
 }
 
 /*
- * Largest page count one FRWR may map on @ibdev, in units of the 4 KiB
- * NVMe controller page. One page of the MR is held back: a buffer that
- * does not start on a page boundary needs one page more than its length
- * suggests.
+ * Largest page count one FRWR may map on @ibdev with MRs of at most @cap
+ * entries, in units of the 4 KiB NVMe controller page. One entry of the
+ * MR is held back: a buffer that does not start on a page boundary needs
+ * one page more than its length suggests.
  */
-u32 nrp_max_fr_pages(struct ib_device *ibdev)
+u32 nrp_max_fr_pages(struct ib_device *ibdev, u32 cap)
 {
-	u32 len = ibdev->attrs.max_fast_reg_page_list_len;
+	u32 len = min(ibdev->attrs.max_fast_reg_page_list_len, cap);
 
 	if (len < 2)
 		return 1;
-	return min_t(u32, NRP_FR_PAGES_CEILING, len - 1);
+	return len - 1;
 }
 
 /*
  * Page-list length of the MRs of @queue's pool. The admin queue is built
- * before Identify and takes what the device allows; the I/O queues are
- * always built after it, when the core has lowered max_hw_sectors to the
- * target's MDTS, and need no MR longer than that.
+ * before Identify and takes what device and max_mr_pages allow. The I/O
+ * queues are built after it, when the core has lowered max_hw_sectors to
+ * the target's MDTS; they take that, but never less than an earlier
+ * association of the controller did: requests built then may be requeued
+ * to this one (a target whose MDTS shrank across a reconnect).
  */
 static u32 nrp_queue_mr_pages(struct nrp_queue *queue, struct ib_device *ibdev)
 {
-	u32 pages = nrp_max_fr_pages(ibdev);
+	struct nrp_ctrl *ctrl = queue->ctrl;
+	u32 dev_pages = nrp_max_fr_pages(ibdev, ctrl->mr_pages_cap);
+	u32 pages;
 
-	if (nrp_qid(queue))
-		pages = min(pages, queue->ctrl->ctrl.max_hw_sectors >>
-				   NRP_SECTORS_PER_PAGE_SHIFT);
-	return pages + 1;
+	if (!nrp_qid(queue))
+		return dev_pages + 1;
+
+	pages = min(dev_pages, ctrl->ctrl.max_hw_sectors >>
+			       NRP_SECTORS_PER_PAGE_SHIFT);
+	/* a later device with shorter page lists cannot keep the promise */
+	pages = min(max(pages + 1, ctrl->io_mr_pages), dev_pages + 1);
+	ctrl->io_mr_pages = pages;
+	return pages;
 }
 
 /*
