@@ -70,6 +70,12 @@
 
 struct nrp_ctrl;
 
+/* An ib_device our ib_client is removing; see nrp_device_mark_dying(). */
+struct nrp_dying {
+	struct ib_device	*ibdev;
+	struct list_head	node;
+};
+
 struct nrp_device {
 	struct ib_device	*ibdev;
 	struct ib_pd		*pd;
@@ -311,6 +317,9 @@ void nrp_free_qe(struct ib_device *ibdev, struct nrp_qe *qe, size_t len,
 		 enum dma_data_direction dir);
 u32 nrp_max_fr_pages(struct ib_device *ibdev, u32 cap);
 bool nrp_ibdev_p2p_ok(struct ib_device *ibdev);
+bool nrp_device_dying(struct nrp_device *dev);
+bool nrp_device_mark_dying(struct nrp_dying *d);
+void nrp_device_wait_unused(struct nrp_dying *d);
 int nrp_alloc_queue(struct nrp_ctrl *ctrl, int qid, int depth);
 int nrp_start_queue(struct nrp_ctrl *ctrl, int qid);
 void nrp_stop_queue(struct nrp_queue *queue);

@@ -355,6 +355,61 @@ static void nrp_reconnect_or_remove(struct nrp_ctrl *ctrl)
 	}
 }
 
+/* Whether a queue of @ctrl sits on an ib_device being removed. */
+static bool nrp_ctrl_on_dying_device(struct nrp_ctrl *ctrl)
+{
+	int i;
+
+	for (i = 0; i < ctrl->ctrl.queue_count; i++) {
+		struct nrp_queue *queue = &ctrl->queues[i];
+
+		if (test_bit(NRP_Q_ALLOCATED, &queue->flags) &&
+		    nrp_device_dying(queue->dev))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The last step of an association, under the list lock against
+ * nrp_delete_ctrls_on(): either the device removal marked our device
+ * dying before, and we give up, or it finds us LIVE and listed (a new
+ * controller is listed here) and deletes us.
+ */
+static int nrp_go_live(struct nrp_ctrl *ctrl, bool new)
+{
+	struct nvme_ctrl *nctrl = &ctrl->ctrl;
+	int ret = 0;
+
+	mutex_lock(&nrp_ctrls_lock);
+	if (nrp_ctrl_on_dying_device(ctrl)) {
+		dev_info(nctrl->device,
+			 "RDMA device %s is being removed, giving up this association\n",
+			 dev_name(&ctrl->ibdev->dev));
+		ret = -ENODEV;
+		goto out_unlock;
+	}
+	if (!nvme_change_ctrl_state(nctrl, NVME_CTRL_LIVE)) {
+		/*
+		 * Only a delete may have overtaken us, and never while the
+		 * controller is still being created (the creator would race
+		 * the delete work on the teardown).
+		 */
+		WARN_ON_ONCE(nvme_ctrl_state(nctrl) != NVME_CTRL_DELETING &&
+			     nvme_ctrl_state(nctrl) != NVME_CTRL_DELETING_NOIO);
+		WARN_ON_ONCE(new);
+		ret = -EINVAL;
+		goto out_unlock;
+	}
+	if (new) {
+		list_add_tail(&ctrl->node, &nrp_ctrls);
+		WRITE_ONCE(nrp_ctrls_alive, nrp_ctrls_alive + 1);
+	}
+out_unlock:
+	mutex_unlock(&nrp_ctrls_lock);
+	return ret;
+}
+
 static int nrp_setup_ctrl(struct nrp_ctrl *ctrl, bool new)
 {
 	struct nvme_ctrl *nctrl = &ctrl->ctrl;
@@ -408,18 +463,9 @@ static int nrp_setup_ctrl(struct nrp_ctrl *ctrl, bool new)
 			goto out_teardown_admin;
 	}
 
-	if (!nvme_change_ctrl_state(nctrl, NVME_CTRL_LIVE)) {
-		/*
-		 * Only a delete may have overtaken us, and never while the
-		 * controller is still being created (the creator would race
-		 * the delete work on the teardown).
-		 */
-		WARN_ON_ONCE(nvme_ctrl_state(nctrl) != NVME_CTRL_DELETING &&
-			     nvme_ctrl_state(nctrl) != NVME_CTRL_DELETING_NOIO);
-		WARN_ON_ONCE(new);
-		ret = -EINVAL;
+	ret = nrp_go_live(ctrl, new);
+	if (ret)
 		goto out_teardown_io;
-	}
 
 	nvme_start_ctrl(nctrl);
 	return 0;
@@ -787,19 +833,16 @@ struct nvme_ctrl *nrp_create_ctrl(struct device *dev,
 	if (!nvme_change_ctrl_state(&ctrl->ctrl, NVME_CTRL_CONNECTING))
 		WARN_ON_ONCE(1);
 
+	/* before it can be listed and deleted; free_ctrl removes it */
+	nrp_stats_register(ctrl);
+
+	/* lists the controller once it is LIVE */
 	ret = nrp_setup_ctrl(ctrl, true);
 	if (ret)
 		goto out_uninit_ctrl;
 
 	dev_info(ctrl->ctrl.device, "new ctrl: NQN \"%s\", addr %pISpcs\n",
 		 nvmf_ctrl_subsysnqn(&ctrl->ctrl), &ctrl->dst_addr);
-
-	nrp_stats_register(ctrl);
-
-	mutex_lock(&nrp_ctrls_lock);
-	list_add_tail(&ctrl->node, &nrp_ctrls);
-	WRITE_ONCE(nrp_ctrls_alive, nrp_ctrls_alive + 1);
-	mutex_unlock(&nrp_ctrls_lock);
 
 	return &ctrl->ctrl;
 
@@ -819,10 +862,20 @@ out_free_ctrl:
 	return ERR_PTR(ret);
 }
 
-/* The ib_device is going away: delete every controller that used it. */
+/*
+ * The ib_device is going away: delete every controller that used it, make
+ * the ones being created or reconnecting onto it give up, and return once
+ * none of our queues holds anything on it. A device we never used costs
+ * nothing, and other controllers' deletes are not waited for.
+ */
 void nrp_delete_ctrls_on(struct ib_device *ibdev, const char *why)
 {
+	struct nrp_dying dying = { .ibdev = ibdev };
 	struct nrp_ctrl *ctrl;
+
+	/* from here on no queue builds anything on ibdev */
+	if (!nrp_device_mark_dying(&dying))
+		goto out_wait;
 
 	mutex_lock(&nrp_ctrls_lock);
 	list_for_each_entry(ctrl, &nrp_ctrls, node) {
@@ -835,8 +888,9 @@ void nrp_delete_ctrls_on(struct ib_device *ibdev, const char *why)
 	}
 	mutex_unlock(&nrp_ctrls_lock);
 
-	/* the device must be unused when we return */
-	flush_workqueue(nvme_delete_wq);
+out_wait:
+	/* also unmarks: a controller being set up may still hold it */
+	nrp_device_wait_unused(&dying);
 }
 
 /* Module unload: delete everything and wait until all of it is freed. */

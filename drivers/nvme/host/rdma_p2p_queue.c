@@ -20,18 +20,95 @@
 #include <linux/nvme-rdma.h>
 
 static LIST_HEAD(nrp_devices);
+/*
+ * ib_devices our ib_client is removing (struct nrp_dying, on the stack of
+ * nrp_ib_remove_one()): no queue may take resources on them any more.
+ */
+static LIST_HEAD(nrp_dying_devices);
 static DEFINE_MUTEX(nrp_devices_lock);
+/* woken when an nrp_device is gone, with all it held on its ib_device */
+static DECLARE_WAIT_QUEUE_HEAD(nrp_devices_released);
 
 static void nrp_device_release(struct kref *ref)
 {
 	struct nrp_device *dev = container_of(ref, struct nrp_device, ref);
 
+	/* before unlisting: a removal waits for the list to be empty */
+	ib_dealloc_pd(dev->pd);
+
 	mutex_lock(&nrp_devices_lock);
 	list_del(&dev->node);
 	mutex_unlock(&nrp_devices_lock);
+	wake_up_all(&nrp_devices_released);
 
-	ib_dealloc_pd(dev->pd);
 	kfree(dev);
+}
+
+static bool nrp_ibdev_dying_locked(struct ib_device *ibdev)
+{
+	struct nrp_dying *d;
+
+	lockdep_assert_held(&nrp_devices_lock);
+	list_for_each_entry(d, &nrp_dying_devices, node)
+		if (d->ibdev == ibdev)
+			return true;
+	return false;
+}
+
+/* Whether @dev's ib_device is being removed. */
+bool nrp_device_dying(struct nrp_device *dev)
+{
+	bool dying;
+
+	mutex_lock(&nrp_devices_lock);
+	dying = nrp_ibdev_dying_locked(dev->ibdev);
+	mutex_unlock(&nrp_devices_lock);
+	return dying;
+}
+
+/*
+ * From here on no queue builds anything on @d->ibdev. Returns whether
+ * we hold anything on it, that is, whether there is anything to wait for.
+ */
+bool nrp_device_mark_dying(struct nrp_dying *d)
+{
+	struct nrp_device *dev;
+	bool used = false;
+
+	mutex_lock(&nrp_devices_lock);
+	list_add(&d->node, &nrp_dying_devices);
+	list_for_each_entry(dev, &nrp_devices, node)
+		used |= dev->ibdev == d->ibdev;
+	mutex_unlock(&nrp_devices_lock);
+	return used;
+}
+
+static bool nrp_ibdev_unused(struct ib_device *ibdev)
+{
+	struct nrp_device *dev;
+	bool used = false;
+
+	mutex_lock(&nrp_devices_lock);
+	list_for_each_entry(dev, &nrp_devices, node)
+		used |= dev->ibdev == ibdev;
+	mutex_unlock(&nrp_devices_lock);
+	return !used;
+}
+
+/*
+ * Wait until no queue holds a PD, QP, CQ or MR on @d->ibdev any more;
+ * the RDMA core frees pooled CQs right after its clients are removed.
+ */
+void nrp_device_wait_unused(struct nrp_dying *d)
+{
+	while (!wait_event_timeout(nrp_devices_released,
+				   nrp_ibdev_unused(d->ibdev), 10 * HZ))
+		dev_warn(&d->ibdev->dev,
+			 "waiting for NVMe/RDMA queues to leave the device\n");
+
+	mutex_lock(&nrp_devices_lock);
+	list_del(&d->node);
+	mutex_unlock(&nrp_devices_lock);
 }
 
 static void nrp_device_put(struct nrp_device *dev)
@@ -49,6 +126,12 @@ static struct nrp_device *nrp_device_get(struct ib_device *ibdev)
 	int ret;
 
 	mutex_lock(&nrp_devices_lock);
+	if (nrp_ibdev_dying_locked(ibdev)) {
+		dev_info(&ibdev->dev,
+			 "being removed, no new NVMe/RDMA queues on it\n");
+		dev = ERR_PTR(-ENODEV);
+		goto out_unlock;
+	}
 	list_for_each_entry(dev, &nrp_devices, node) {
 		/* a zero count means it is on its way out: make a new one */
 		if (dev->ibdev == ibdev && kref_get_unless_zero(&dev->ref))
