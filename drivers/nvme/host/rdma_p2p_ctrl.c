@@ -91,12 +91,12 @@ static int nrp_alloc_io_queues(struct nrp_ctrl *ctrl)
 		return ret;
 	if (nr_io <= 0) {
 		dev_err(ctrl->ctrl.device,
-			"the controller granted no I/O queues\n");
+			"unable to set any I/O queues: the controller granted none\n");
 		return -ENOMEM;
 	}
 
 	ctrl->ctrl.queue_count = nr_io + 1;
-	dev_info(ctrl->ctrl.device, "creating %d I/O queues\n", nr_io);
+	dev_info(ctrl->ctrl.device, "creating %d I/O queues.\n", nr_io);
 
 	memset(ctrl->io_queues, 0, sizeof(ctrl->io_queues));
 	left = nr_io;
@@ -343,7 +343,7 @@ static void nrp_reconnect_or_remove(struct nrp_ctrl *ctrl)
 	}
 
 	if (nvmf_should_reconnect(&ctrl->ctrl)) {
-		dev_info(ctrl->ctrl.device, "reconnecting in %d seconds\n",
+		dev_info(ctrl->ctrl.device, "Reconnecting in %d seconds...\n",
 			 ctrl->ctrl.opts->reconnect_delay);
 		queue_delayed_work(nvme_wq, &ctrl->reconnect_work,
 				   ctrl->ctrl.opts->reconnect_delay * HZ);
@@ -421,7 +421,7 @@ static int nrp_setup_ctrl(struct nrp_ctrl *ctrl, bool new)
 
 	if (nctrl->icdoff) {
 		dev_err(nctrl->device,
-			"in-capsule data offset %u is not supported\n",
+			"icdoff is not supported! in-capsule data offset %u\n",
 			nctrl->icdoff);
 		ret = -EOPNOTSUPP;
 		goto out_teardown_admin;
@@ -430,26 +430,26 @@ static int nrp_setup_ctrl(struct nrp_ctrl *ctrl, bool new)
 	/* SGLS bit 2: keyed SGL data block descriptors, our only way */
 	if (!(nctrl->sgls & (1 << 2))) {
 		dev_err(nctrl->device,
-			"controller lacks mandatory keyed SGL support\n");
+			"Mandatory keyed sgls are not supported!\n");
 		ret = -EOPNOTSUPP;
 		goto out_teardown_admin;
 	}
 
 	if (nctrl->opts->queue_size > nctrl->sqsize + 1)
 		dev_warn(nctrl->device,
-			 "queue_size %zu > controller sqsize %u, clamping down\n",
+			 "queue_size %zu > ctrl sqsize %u, clamping down\n",
 			 nctrl->opts->queue_size, nctrl->sqsize + 1);
 
 	if (nctrl->sqsize + 1 > NVME_RDMA_MAX_QUEUE_SIZE) {
 		dev_warn(nctrl->device,
-			 "sqsize %u > NVMe/RDMA maximum %u, clamping down\n",
+			 "ctrl sqsize %u > max queue size %u, clamping down\n",
 			 nctrl->sqsize + 1, NVME_RDMA_MAX_QUEUE_SIZE);
 		nctrl->sqsize = NVME_RDMA_MAX_QUEUE_SIZE - 1;
 	}
 
 	if (nctrl->sqsize + 1 > nctrl->maxcmd) {
 		dev_warn(nctrl->device,
-			 "sqsize %u > controller maxcmd %u, clamping down\n",
+			 "sqsize %u > ctrl maxcmd %u, clamping down\n",
 			 nctrl->sqsize + 1, nctrl->maxcmd);
 		nctrl->sqsize = nctrl->maxcmd - 1;
 	}
@@ -542,14 +542,14 @@ static void nrp_reconnect_work(struct work_struct *work)
 	nrp_stat_inc(ctrl, NRP_STAT_RECONNECT_ATTEMPTS);
 
 	if (nrp_setup_ctrl(ctrl, false)) {
-		dev_info(ctrl->ctrl.device, "reconnect attempt %d failed\n",
+		dev_info(ctrl->ctrl.device, "Failed reconnect attempt %d\n",
 			 ctrl->ctrl.nr_reconnects);
 		nrp_reconnect_or_remove(ctrl);
 		return;
 	}
 
 	nrp_stat_inc(ctrl, NRP_STAT_RECONNECTS);
-	dev_info(ctrl->ctrl.device, "reconnected after %d attempts\n",
+	dev_info(ctrl->ctrl.device, "Successfully reconnected (%d attempts)\n",
 		 ctrl->ctrl.nr_reconnects);
 	ctrl->ctrl.nr_reconnects = 0;
 }

@@ -474,8 +474,8 @@ static int nrp_on_addr_resolved(struct nrp_queue *queue)
 	ret = rdma_resolve_route(queue->cm_id, NRP_CM_RESOLVE_TIMEOUT_MS);
 	if (ret)
 		dev_err(ctrl->ctrl.device,
-			"queue %d: rdma_resolve_route failed: %d\n",
-			nrp_qid(queue), ret);
+			"rdma_resolve_route failed (%d). queue %d\n",
+			ret, nrp_qid(queue));
 	return ret;
 }
 
@@ -514,8 +514,8 @@ static int nrp_on_route_resolved(struct nrp_queue *queue)
 	ret = rdma_connect_locked(queue->cm_id, &param);
 	if (ret)
 		dev_err(ctrl->ctrl.device,
-			"queue %d: rdma_connect failed: %d\n",
-			nrp_qid(queue), ret);
+			"rdma_connect_locked failed (%d). queue %d\n",
+			ret, nrp_qid(queue));
 	return ret;
 }
 
@@ -549,13 +549,13 @@ static int nrp_on_rejected(struct nrp_queue *queue, struct rdma_cm_event *ev)
 		u16 sts = le16_to_cpu(rej->sts);
 
 		dev_err(ctrl->ctrl.device,
-			"queue %d: connect to %pISpcs rejected: %s (%d), NVMe/RDMA status %u: %s\n",
-			nrp_qid(queue), &ctrl->dst_addr, why, ev->status, sts,
-			nvme_rdma_cm_msg(sts));
+			"Connect rejected: status %d (%s) nvme status %d (%s). queue %d, %pISpcs\n",
+			ev->status, why, sts, nvme_rdma_cm_msg(sts),
+			nrp_qid(queue), &ctrl->dst_addr);
 	} else {
 		dev_err(ctrl->ctrl.device,
-			"queue %d: connect to %pISpcs rejected: %s (%d)\n",
-			nrp_qid(queue), &ctrl->dst_addr, why, ev->status);
+			"Connect rejected: status %d (%s). queue %d, %pISpcs\n",
+			ev->status, why, nrp_qid(queue), &ctrl->dst_addr);
 	}
 	return -ECONNRESET;
 }
@@ -618,8 +618,8 @@ static int nrp_cm_handler(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev)
 		break;
 	default:
 		dev_err(ctrl->ctrl.device,
-			"queue %d: unexpected CM event %s (%d)\n",
-			nrp_qid(queue), rdma_event_msg(ev->event), ev->event);
+			"Unexpected RDMA CM event (%d): %s, queue %d\n",
+			ev->event, rdma_event_msg(ev->event), nrp_qid(queue));
 		nrp_error_recovery(ctrl);
 		break;
 	}
@@ -687,7 +687,7 @@ int nrp_alloc_queue(struct nrp_ctrl *ctrl, int qid, int depth)
 	if (IS_ERR(queue->cm_id)) {
 		ret = PTR_ERR(queue->cm_id);
 		dev_err(ctrl->ctrl.device,
-			"queue %d: failed to create a CM id: %d\n", qid, ret);
+			"failed to create CM ID: %d: queue %d\n", ret, qid);
 		goto out_destroy_mutex;
 	}
 
@@ -699,16 +699,16 @@ int nrp_alloc_queue(struct nrp_ctrl *ctrl, int qid, int depth)
 				NRP_CM_RESOLVE_TIMEOUT_MS);
 	if (ret) {
 		dev_err(ctrl->ctrl.device,
-			"queue %d: cannot resolve %pISpcs: %d\n",
-			qid, &ctrl->dst_addr, ret);
+			"rdma_resolve_addr failed (%d). queue %d, %pISpcs\n",
+			ret, qid, &ctrl->dst_addr);
 		goto out_destroy_cm_id;
 	}
 
 	ret = nrp_wait_for_cm(queue);
 	if (ret) {
 		dev_info(ctrl->ctrl.device,
-			 "queue %d: RDMA connection to %pISpcs failed: %d\n",
-			 qid, &ctrl->dst_addr, ret);
+			 "rdma connection establishment failed (%d): queue %d, %pISpcs\n",
+			 ret, qid, &ctrl->dst_addr);
 		goto out_destroy_cm_id;
 	}
 
@@ -745,7 +745,7 @@ int nrp_start_queue(struct nrp_ctrl *ctrl, int qid)
 		ret = -ENOTCONN;
 	if (ret) {
 		dev_info(ctrl->ctrl.device,
-			 "queue %d: fabrics Connect failed: %d\n", qid, ret);
+			 "failed to connect queue: %d ret=%d\n", qid, ret);
 		/* nothing will use this connection: stop its completions */
 		nrp_stop_queue(queue);
 		return ret;
