@@ -309,6 +309,7 @@ struct nvme_ctrl *nrp_create_ctrl(struct device *dev,
 void nrp_error_recovery(struct nrp_ctrl *ctrl);
 void nrp_delete_ctrls_on(struct ib_device *ibdev, const char *why);
 void nrp_delete_all_ctrls(void);
+void nrp_set_transport_name(const char *name);
 
 /* rdma_p2p_queue.c */
 int nrp_alloc_qe(struct ib_device *ibdev, struct nrp_qe *qe, size_t len,

@@ -700,7 +700,13 @@ static bool nrp_supports_pci_p2pdma(struct nvme_ctrl *nctrl)
 	return READ_ONCE(to_nrp_ctrl(nctrl)->p2p_capable);
 }
 
-static const struct nvme_ctrl_ops nrp_ctrl_ops = {
+/*
+ * The name shows in /sys/class/nvme/nvmeX/transport and in the uevents'
+ * NVME_TRTYPE, which nvme-cli reads back (duplicate checks, udev's
+ * autoconnect): it is the name we registered under, see
+ * nrp_set_transport_name(). Read-only once the module is initialised.
+ */
+static struct nvme_ctrl_ops nrp_ctrl_ops __ro_after_init = {
 	.name			= "rdma",
 	.module			= THIS_MODULE,
 	.flags			= NVME_F_FABRICS,
@@ -715,6 +721,11 @@ static const struct nvme_ctrl_ops nrp_ctrl_ops = {
 	.get_address		= nvmf_get_address,
 	.supports_pci_p2pdma	= nrp_supports_pci_p2pdma,
 };
+
+void __init nrp_set_transport_name(const char *name)
+{
+	nrp_ctrl_ops.name = name;
+}
 
 /*
  * Same association as an existing controller: same host NQN and ID,
