@@ -11,8 +11,9 @@
  * command end with our own LOCAL_INV, as with a target that does not
  * invalidate remotely.
  *
- * The fault_* files inject faults for the tests, see enum nrp_fault; the
- * module-wide fault_free_delay_ms makes freeing a controller slow.
+ * The fault_* files inject faults for the tests, see enum nrp_fault;
+ * fault_mdts_kb limits the next associations as a smaller MDTS would, and
+ * the module-wide fault_free_delay_ms makes freeing a controller slow.
  *
  * Whether this kernel can do P2PDMA at all is shown read-only in
  * /sys/module/<module>/parameters/p2p.
