@@ -58,7 +58,7 @@ port_on
 
 # the used device again, and the target listening on it
 relink() {
-	rdma link show "$used" >/dev/null 2>&1 ||
+	[ -e "/sys/class/infiniband/$used" ] ||
 		rdma link add "$used" type rxe netdev "$netdev" || nrp_fail "cannot add $used back"
 	port_off 2>/dev/null
 	port_on || nrp_fail "cannot re-enable the port"

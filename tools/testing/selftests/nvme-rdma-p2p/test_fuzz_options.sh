@@ -39,7 +39,7 @@ echo "accepted and deleted: ${acc:-0}"
 
 # deletes are asynchronous for a moment
 for _ in $(seq 50); do
-	ls /sys/class/nvme/ 2>/dev/null | grep -q nvme || break
+	compgen -G "/sys/class/nvme/nvme*" >/dev/null || break
 	sleep 0.2
 done
 nrp_assert_no_ctrls

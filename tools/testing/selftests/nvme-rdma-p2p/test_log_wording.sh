@@ -13,6 +13,8 @@
 
 cfs=/sys/kernel/config/nvmet
 command -v dmsetup >/dev/null || nrp_skip "dmsetup not installed"
+# no udev in the guest: libdevmapper makes its nodes and waits for nobody
+export DM_DISABLE_UDEV=1
 
 nrp_rdma_setup "${NRP_RDMA_TYPE:-rxe}"
 nrp_backing_dev ram 64
@@ -21,7 +23,10 @@ dmsetup create nrp-stall --table "0 $((64 * 2048)) linear $NRP_DEV 0" ||
 	nrp_fail "cannot create the device-mapper target"
 nrp_cleanup_push "dmsetup remove nrp-stall"
 nrp_cleanup_push "dmsetup resume nrp-stall"
-nrp_nvmet_setup /dev/mapper/nrp-stall
+# no udev in the guest to make /dev/mapper links: the kernel's own node
+dm=$(dmsetup info -c --noheadings -o blkdevname nrp-stall) || nrp_fail "dmsetup info failed"
+[ -b "/dev/$dm" ] || nrp_fail "no /dev/$dm"
+nrp_nvmet_setup "/dev/$dm"
 nrp_load_ours
 
 # short I/O timeouts: the tag sets take the value when they are made
