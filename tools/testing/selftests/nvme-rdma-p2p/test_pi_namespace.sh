@@ -20,7 +20,8 @@ nrp_rdma_setup "${NRP_RDMA_TYPE:-rxe}"
 modprobe scsi_debug dev_size_mb=64 dif=1 dix=1 sector_size=512 ||
 	nrp_skip "no scsi_debug module"
 nrp_cleanup_push "modprobe -r scsi_debug"
-udevadm settle 2>/dev/null
+# no udev in the guest to load the disk driver for the new SCSI device
+modprobe sd_mod || nrp_fail "no sd_mod"
 sd=
 for _ in $(seq 50); do
 	sd=$(ls /sys/bus/pseudo/drivers/scsi_debug/adapter*/host*/target*/*/block 2>/dev/null | head -n1)
