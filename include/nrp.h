@@ -45,11 +45,14 @@
 
 /*
  * The size of one command is set by the device's fast-register page-list
- * length and the target's MDTS. This ceiling only bounds memory when both
- * are huge (or MDTS is 0): every MR of a pool keeps a page list this long,
- * one MR per queue slot. 2048 pages of 4 KiB are 8 MiB, half of what the
- * 24-bit length of a keyed SGL descriptor can carry.
+ * length, the target's MDTS and the module's max_mr_pages, which bounds
+ * the page list every MR of a pool keeps (one MR per queue slot, rebuilt
+ * at every association). Its default is that of the in-tree nvme_rdma:
+ * 256 entries, a 2 KiB list of 64-bit addresses that providers fit in one
+ * page. The parameter may go up to this ceiling: 2048 pages of 4 KiB are
+ * 8 MiB, half of what the 24-bit length of a keyed SGL can carry.
  */
+#define NRP_MR_PAGES_DEFAULT		256
 #define NRP_FR_PAGES_CEILING		2048
 
 /* 512-byte sectors to 4 KiB pages (the NVMe controller and MR page size) */
@@ -66,6 +69,12 @@
 	(sizeof(struct scatterlist) * NVME_INLINE_SG_CNT)
 
 struct nrp_ctrl;
+
+/* An ib_device our ib_client is removing; see nrp_device_mark_dying(). */
+struct nrp_dying {
+	struct ib_device	*ibdev;
+	struct list_head	node;
+};
 
 struct nrp_device {
 	struct ib_device	*ibdev;
@@ -205,6 +214,16 @@ struct nrp_ctrl {
 	struct ib_device	*ibdev;
 	u32			fr_page_list_len;	/* as the device reports it */
 	u32			max_fr_pages;	/* per command, before MDTS */
+	u32			mr_pages_cap;	/* max_mr_pages at creation */
+	/*
+	 * Page list of the I/O queues' MRs: the most any association of
+	 * this controller needed, never less. Requests built under a larger
+	 * MDTS than the target now reports come back after a reconnect and
+	 * must still map.
+	 */
+	u32			io_mr_pages;
+	/* debugfs: cap the transfer size as if MDTS said so, 0 off */
+	u32			fault_mdts_kb;
 	u32			io_queues[HCTX_MAX_TYPES];
 	bool			use_inline;
 	bool			p2p_capable;
@@ -299,6 +318,7 @@ static inline bool nrp_fault(struct nrp_ctrl *ctrl, enum nrp_fault f)
 /* rdma_p2p_main.c */
 extern bool nrp_register_always;
 extern bool nrp_allow_soft_p2p;
+extern unsigned int nrp_max_mr_pages;
 
 /* rdma_p2p_ctrl.c */
 struct nvme_ctrl *nrp_create_ctrl(struct device *dev,
@@ -306,14 +326,18 @@ struct nvme_ctrl *nrp_create_ctrl(struct device *dev,
 void nrp_error_recovery(struct nrp_ctrl *ctrl);
 void nrp_delete_ctrls_on(struct ib_device *ibdev, const char *why);
 void nrp_delete_all_ctrls(void);
+void nrp_set_transport_name(const char *name);
 
 /* rdma_p2p_queue.c */
 int nrp_alloc_qe(struct ib_device *ibdev, struct nrp_qe *qe, size_t len,
 		 enum dma_data_direction dir);
 void nrp_free_qe(struct ib_device *ibdev, struct nrp_qe *qe, size_t len,
 		 enum dma_data_direction dir);
-u32 nrp_max_fr_pages(struct ib_device *ibdev);
+u32 nrp_max_fr_pages(struct ib_device *ibdev, u32 cap);
 bool nrp_ibdev_p2p_ok(struct ib_device *ibdev);
+bool nrp_device_dying(struct nrp_device *dev);
+bool nrp_device_mark_dying(struct nrp_dying *d);
+void nrp_device_wait_unused(struct nrp_dying *d);
 int nrp_alloc_queue(struct nrp_ctrl *ctrl, int qid, int depth);
 int nrp_start_queue(struct nrp_ctrl *ctrl, int qid);
 void nrp_stop_queue(struct nrp_queue *queue);

@@ -274,8 +274,11 @@ siw_only=
 # transport tests that reach the nvme core calls 6.12 changed (create, I/O,
 # reset and reconnect, teardown under load) over rxe.
 check_612_extra=(connect fio_verify reset_during_io teardown_live)
+# fuzz_options writes 2000 strings in at most 2 minutes on stock; on the
+# debug kernel (full tier) 10000, with a kmemleak scan.
 rxe_on_stock=("${siw_all[@]}" batch_map_fail post_fail_mr bogus_invalidation
-	exit_during_free reconnect_quiesced nrp_stat)
+	exit_during_free reconnect_quiesced mdts_shrink device_removal
+	log_wording transport_name pi_namespace fuzz_options nrp_stat)
 
 # One guest boot of kernel $1 runs the whole in-guest suite.
 guest_part() { # KERNEL TEST...

@@ -92,12 +92,12 @@ static int nrp_alloc_io_queues(struct nrp_ctrl *ctrl)
 		return ret;
 	if (nr_io <= 0) {
 		dev_err(ctrl->ctrl.device,
-			"the controller granted no I/O queues\n");
+			"unable to set any I/O queues: the controller granted none\n");
 		return -ENOMEM;
 	}
 
 	ctrl->ctrl.queue_count = nr_io + 1;
-	dev_info(ctrl->ctrl.device, "creating %d I/O queues\n", nr_io);
+	dev_info(ctrl->ctrl.device, "creating %d I/O queues.\n", nr_io);
 
 	memset(ctrl->io_queues, 0, sizeof(ctrl->io_queues));
 	left = nr_io;
@@ -160,7 +160,7 @@ static int nrp_configure_admin_queue(struct nrp_ctrl *ctrl, bool new)
 	WRITE_ONCE(ctrl->ibdev, ibdev);
 	ctrl->ctrl.numa_node = ibdev_to_node(ibdev);
 	ctrl->fr_page_list_len = ibdev->attrs.max_fast_reg_page_list_len;
-	ctrl->max_fr_pages = nrp_max_fr_pages(ibdev);
+	ctrl->max_fr_pages = nrp_max_fr_pages(ibdev, ctrl->mr_pages_cap);
 	/* decided here, where the device is pinned; read by namespace scan */
 	WRITE_ONCE(ctrl->p2p_capable, nrp_ibdev_p2p_ok(ibdev));
 
@@ -197,6 +197,10 @@ static int nrp_configure_admin_queue(struct nrp_ctrl *ctrl, bool new)
 	ctrl->ctrl.max_segments = ctrl->max_fr_pages;
 	ctrl->ctrl.max_hw_sectors = ctrl->max_fr_pages <<
 				    NRP_SECTORS_PER_PAGE_SHIFT;
+	if (READ_ONCE(ctrl->fault_mdts_kb))
+		ctrl->ctrl.max_hw_sectors = min(ctrl->ctrl.max_hw_sectors,
+						max(READ_ONCE(ctrl->fault_mdts_kb),
+						    4U) * 2);
 	ctrl->ctrl.max_integrity_segments = 0;
 
 	nrp_unquiesce_admin_queue(&ctrl->ctrl);
@@ -344,7 +348,7 @@ static void nrp_reconnect_or_remove(struct nrp_ctrl *ctrl, int status)
 	}
 
 	if (nrp_should_reconnect(&ctrl->ctrl, status)) {
-		dev_info(ctrl->ctrl.device, "reconnecting in %d seconds\n",
+		dev_info(ctrl->ctrl.device, "Reconnecting in %d seconds...\n",
 			 ctrl->ctrl.opts->reconnect_delay);
 		queue_delayed_work(nvme_wq, &ctrl->reconnect_work,
 				   ctrl->ctrl.opts->reconnect_delay * HZ);
@@ -354,6 +358,61 @@ static void nrp_reconnect_or_remove(struct nrp_ctrl *ctrl, int status)
 			 ctrl->ctrl.nr_reconnects);
 		nvme_delete_ctrl(&ctrl->ctrl);
 	}
+}
+
+/* Whether a queue of @ctrl sits on an ib_device being removed. */
+static bool nrp_ctrl_on_dying_device(struct nrp_ctrl *ctrl)
+{
+	int i;
+
+	for (i = 0; i < ctrl->ctrl.queue_count; i++) {
+		struct nrp_queue *queue = &ctrl->queues[i];
+
+		if (test_bit(NRP_Q_ALLOCATED, &queue->flags) &&
+		    nrp_device_dying(queue->dev))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The last step of an association, under the list lock against
+ * nrp_delete_ctrls_on(): either the device removal marked our device
+ * dying before, and we give up, or it finds us LIVE and listed (a new
+ * controller is listed here) and deletes us.
+ */
+static int nrp_go_live(struct nrp_ctrl *ctrl, bool new)
+{
+	struct nvme_ctrl *nctrl = &ctrl->ctrl;
+	int ret = 0;
+
+	mutex_lock(&nrp_ctrls_lock);
+	if (nrp_ctrl_on_dying_device(ctrl)) {
+		dev_info(nctrl->device,
+			 "RDMA device %s is being removed, giving up this association\n",
+			 dev_name(&ctrl->ibdev->dev));
+		ret = -ENODEV;
+		goto out_unlock;
+	}
+	if (!nvme_change_ctrl_state(nctrl, NVME_CTRL_LIVE)) {
+		/*
+		 * Only a delete may have overtaken us, and never while the
+		 * controller is still being created (the creator would race
+		 * the delete work on the teardown).
+		 */
+		WARN_ON_ONCE(nvme_ctrl_state(nctrl) != NVME_CTRL_DELETING &&
+			     nvme_ctrl_state(nctrl) != NVME_CTRL_DELETING_NOIO);
+		WARN_ON_ONCE(new);
+		ret = -EINVAL;
+		goto out_unlock;
+	}
+	if (new) {
+		list_add_tail(&ctrl->node, &nrp_ctrls);
+		WRITE_ONCE(nrp_ctrls_alive, nrp_ctrls_alive + 1);
+	}
+out_unlock:
+	mutex_unlock(&nrp_ctrls_lock);
+	return ret;
 }
 
 static int nrp_setup_ctrl(struct nrp_ctrl *ctrl, bool new)
@@ -367,7 +426,7 @@ static int nrp_setup_ctrl(struct nrp_ctrl *ctrl, bool new)
 
 	if (nctrl->icdoff) {
 		dev_err(nctrl->device,
-			"in-capsule data offset %u is not supported\n",
+			"icdoff is not supported! in-capsule data offset %u\n",
 			nctrl->icdoff);
 		ret = -EOPNOTSUPP;
 		goto out_teardown_admin;
@@ -376,26 +435,26 @@ static int nrp_setup_ctrl(struct nrp_ctrl *ctrl, bool new)
 	/* SGLS bit 2: keyed SGL data block descriptors, our only way */
 	if (!(nctrl->sgls & (1 << 2))) {
 		dev_err(nctrl->device,
-			"controller lacks mandatory keyed SGL support\n");
+			"Mandatory keyed sgls are not supported!\n");
 		ret = -EOPNOTSUPP;
 		goto out_teardown_admin;
 	}
 
 	if (nctrl->opts->queue_size > nctrl->sqsize + 1)
 		dev_warn(nctrl->device,
-			 "queue_size %zu > controller sqsize %u, clamping down\n",
+			 "queue_size %zu > ctrl sqsize %u, clamping down\n",
 			 nctrl->opts->queue_size, nctrl->sqsize + 1);
 
 	if (nctrl->sqsize + 1 > NVME_RDMA_MAX_QUEUE_SIZE) {
 		dev_warn(nctrl->device,
-			 "sqsize %u > NVMe/RDMA maximum %u, clamping down\n",
+			 "ctrl sqsize %u > max queue size %u, clamping down\n",
 			 nctrl->sqsize + 1, NVME_RDMA_MAX_QUEUE_SIZE);
 		nctrl->sqsize = NVME_RDMA_MAX_QUEUE_SIZE - 1;
 	}
 
 	if (nctrl->sqsize + 1 > nctrl->maxcmd) {
 		dev_warn(nctrl->device,
-			 "sqsize %u > controller maxcmd %u, clamping down\n",
+			 "sqsize %u > ctrl maxcmd %u, clamping down\n",
 			 nctrl->sqsize + 1, nctrl->maxcmd);
 		nctrl->sqsize = nctrl->maxcmd - 1;
 	}
@@ -409,18 +468,9 @@ static int nrp_setup_ctrl(struct nrp_ctrl *ctrl, bool new)
 			goto out_teardown_admin;
 	}
 
-	if (!nvme_change_ctrl_state(nctrl, NVME_CTRL_LIVE)) {
-		/*
-		 * Only a delete may have overtaken us, and never while the
-		 * controller is still being created (the creator would race
-		 * the delete work on the teardown).
-		 */
-		WARN_ON_ONCE(nvme_ctrl_state(nctrl) != NVME_CTRL_DELETING &&
-			     nvme_ctrl_state(nctrl) != NVME_CTRL_DELETING_NOIO);
-		WARN_ON_ONCE(new);
-		ret = -EINVAL;
+	ret = nrp_go_live(ctrl, new);
+	if (ret)
 		goto out_teardown_io;
-	}
 
 	nvme_start_ctrl(nctrl);
 	return 0;
@@ -500,14 +550,15 @@ static void nrp_reconnect_work(struct work_struct *work)
 	ret = nrp_setup_ctrl(ctrl, false);
 	trace_nrp_reconnect(ctrl, ctrl->ctrl.nr_reconnects, ret);
 	if (ret) {
-		dev_info(ctrl->ctrl.device, "reconnect attempt %d failed: %d\n",
+		/* in-tree wording, then the reason (ours) */
+		dev_info(ctrl->ctrl.device, "Failed reconnect attempt %d: %d\n",
 			 ctrl->ctrl.nr_reconnects, ret);
 		nrp_reconnect_or_remove(ctrl, ret);
 		return;
 	}
 
 	nrp_stat_inc(ctrl, NRP_STAT_RECONNECTS);
-	dev_info(ctrl->ctrl.device, "reconnected after %d attempts\n",
+	dev_info(ctrl->ctrl.device, "Successfully reconnected (%d attempts)\n",
 		 ctrl->ctrl.nr_reconnects);
 	ctrl->ctrl.nr_reconnects = 0;
 }
@@ -658,7 +709,13 @@ static bool nrp_supports_pci_p2pdma(struct nvme_ctrl *nctrl)
 	return READ_ONCE(to_nrp_ctrl(nctrl)->p2p_capable);
 }
 
-static const struct nvme_ctrl_ops nrp_ctrl_ops = {
+/*
+ * The name shows in /sys/class/nvme/nvmeX/transport and in the uevents'
+ * NVME_TRTYPE, which nvme-cli reads back (duplicate checks, udev's
+ * autoconnect): it is the name we registered under, see
+ * nrp_set_transport_name(). Read-only once the module is initialised.
+ */
+static struct nvme_ctrl_ops nrp_ctrl_ops __ro_after_init = {
 	.name			= "rdma",
 	.module			= THIS_MODULE,
 	.flags			= NVME_F_FABRICS,
@@ -673,6 +730,11 @@ static const struct nvme_ctrl_ops nrp_ctrl_ops = {
 	.get_address		= nvmf_get_address,
 	.supports_pci_p2pdma	= nrp_supports_pci_p2pdma,
 };
+
+void __init nrp_set_transport_name(const char *name)
+{
+	nrp_ctrl_ops.name = name;
+}
 
 /*
  * Same association as an existing controller: same host NQN and ID,
@@ -767,6 +829,7 @@ struct nvme_ctrl *nrp_create_ctrl(struct device *dev,
 	ctrl->ctrl.sqsize = opts->queue_size - 1;
 	ctrl->ctrl.kato = opts->kato;
 	ctrl->remote_inv = true;
+	ctrl->mr_pages_cap = READ_ONCE(nrp_max_mr_pages);
 
 	ret = nrp_stats_alloc(ctrl);
 	if (ret)
@@ -794,19 +857,16 @@ struct nvme_ctrl *nrp_create_ctrl(struct device *dev,
 	if (!nvme_change_ctrl_state(&ctrl->ctrl, NVME_CTRL_CONNECTING))
 		WARN_ON_ONCE(1);
 
+	/* before it can be listed and deleted; free_ctrl removes it */
+	nrp_stats_register(ctrl);
+
+	/* lists the controller once it is LIVE */
 	ret = nrp_setup_ctrl(ctrl, true);
 	if (ret)
 		goto out_uninit_ctrl;
 
 	dev_info(ctrl->ctrl.device, "new ctrl: NQN \"%s\", addr %pISpcs\n",
 		 nvmf_ctrl_subsysnqn(&ctrl->ctrl), &ctrl->dst_addr);
-
-	nrp_stats_register(ctrl);
-
-	mutex_lock(&nrp_ctrls_lock);
-	list_add_tail(&ctrl->node, &nrp_ctrls);
-	WRITE_ONCE(nrp_ctrls_alive, nrp_ctrls_alive + 1);
-	mutex_unlock(&nrp_ctrls_lock);
 
 	return &ctrl->ctrl;
 
@@ -827,10 +887,20 @@ out_free_ctrl:
 	return ERR_PTR(ret);
 }
 
-/* The ib_device is going away: delete every controller that used it. */
+/*
+ * The ib_device is going away: delete every controller that used it, make
+ * the ones being created or reconnecting onto it give up, and return once
+ * none of our queues holds anything on it. A device we never used costs
+ * nothing, and other controllers' deletes are not waited for.
+ */
 void nrp_delete_ctrls_on(struct ib_device *ibdev, const char *why)
 {
+	struct nrp_dying dying = { .ibdev = ibdev };
 	struct nrp_ctrl *ctrl;
+
+	/* from here on no queue builds anything on ibdev */
+	if (!nrp_device_mark_dying(&dying))
+		goto out_wait;
 
 	mutex_lock(&nrp_ctrls_lock);
 	list_for_each_entry(ctrl, &nrp_ctrls, node) {
@@ -843,8 +913,9 @@ void nrp_delete_ctrls_on(struct ib_device *ibdev, const char *why)
 	}
 	mutex_unlock(&nrp_ctrls_lock);
 
-	/* the device must be unused when we return */
-	flush_workqueue(nvme_delete_wq);
+out_wait:
+	/* also unmarks: a controller being set up may still hold it */
+	nrp_device_wait_unused(&dying);
 }
 
 /* Module unload: delete everything and wait until all of it is freed. */

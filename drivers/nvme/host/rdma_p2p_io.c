@@ -37,8 +37,9 @@ static void nrp_wr_failed(struct nrp_queue *queue, struct ib_wc *wc,
 	if (nvme_ctrl_state(&ctrl->ctrl) == NVME_CTRL_LIVE) {
 		nrp_qstat_inc(queue, NRP_STAT_ERRORS);
 		dev_info(ctrl->ctrl.device,
-			 "queue %d: %s WR failed: %s (%d)\n", nrp_qid(queue),
-			 what, ib_wc_status_msg(wc->status), wc->status);
+			 "%s for CQE 0x%p failed with status %s (%d): queue %d\n",
+			 what, wc->wr_cqe, ib_wc_status_msg(wc->status),
+			 wc->status, nrp_qid(queue));
 	}
 	nrp_error_recovery(ctrl);
 }
@@ -164,8 +165,8 @@ static void nrp_handle_rsp(struct nrp_queue *queue,
 	rq = nvme_find_rq(nrp_queue_tags(queue), cqe->command_id);
 	if (unlikely(!rq)) {
 		dev_err(ctrl->ctrl.device,
-			"queue %d: response for unknown command id %#x (QP %#x)\n",
-			nrp_qid(queue), cqe->command_id, queue->qp->qp_num);
+			"got bad command_id %#x on QP %#x: queue %d has no such command\n",
+			cqe->command_id, queue->qp->qp_num, nrp_qid(queue));
 		nrp_protocol_error(queue);
 		return;
 	}
@@ -194,9 +195,9 @@ static void nrp_handle_rsp(struct nrp_queue *queue,
 		 */
 		nrp_qstat_inc(queue, NRP_STAT_BOGUS_INV);
 		dev_warn_ratelimited(ctrl->ctrl.device,
-				     "queue %d: target invalidated rkey %#x, command %#x owns %#x: invalidating locally\n",
-				     nrp_qid(queue), inv_rkey, cqe->command_id,
-				     req->mr ? req->mr->rkey : 0);
+				     "Bogus remote invalidation for rkey %#x: queue %d, the target invalidated rkey %#x for command %#x, invalidating locally\n",
+				     req->mr ? req->mr->rkey : 0, nrp_qid(queue),
+				     inv_rkey, cqe->command_id);
 		inv = false;
 	}
 
@@ -207,8 +208,8 @@ static void nrp_handle_rsp(struct nrp_queue *queue,
 
 		if (unlikely(ret)) {
 			dev_err(ctrl->ctrl.device,
-				"queue %d: posting LOCAL_INV for rkey %#x failed: %d\n",
-				nrp_qid(queue), req->mr->rkey, ret);
+				"Queueing INV WR for rkey %#x failed (%d): queue %d\n",
+				req->mr->rkey, ret, nrp_qid(queue));
 			nrp_protocol_error(queue);
 		}
 		/* the response's reference now belongs to the LOCAL_INV */
@@ -232,8 +233,8 @@ static void nrp_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	if (unlikely(wc->byte_len < sizeof(*cqe))) {
 		dev_err(queue->ctrl->ctrl.device,
-			"queue %d: short response capsule (%u bytes)\n",
-			nrp_qid(queue), wc->byte_len);
+			"Unexpected nvme completion length(%d): queue %d\n",
+			wc->byte_len, nrp_qid(queue));
 		nrp_protocol_error(queue);
 		return;
 	}
@@ -526,8 +527,8 @@ static enum nrp_prep_result nrp_prep_rq(struct nrp_queue *queue,
 			break;
 		default:
 			dev_err(queue->ctrl->ctrl.device,
-				"queue %d: failed to map data: %d\n",
-				nrp_qid(queue), ret);
+				"Failed to map data (%d): queue %d\n",
+				ret, nrp_qid(queue));
 			*sts = BLK_STS_IOERR;
 			break;
 		}
@@ -654,8 +655,8 @@ static enum blk_eh_timer_return nrp_timeout(struct request *rq)
 
 	nrp_qstat_inc(queue, NRP_STAT_TIMEOUTS);
 	dev_warn(ctrl->ctrl.device,
-		 "queue %d: command %#x (tag %d, opcode %#x) timed out\n",
-		 nrp_qid(queue), nvme_cid(rq), rq->tag,
+		 "I/O %d QID %d timeout: command %#x, opcode %#x\n",
+		 rq->tag, nrp_qid(queue), nvme_cid(rq),
 		 nvme_req(rq)->cmd->common.opcode);
 
 	if (nvme_ctrl_state(&ctrl->ctrl) != NVME_CTRL_LIVE) {
@@ -772,7 +773,7 @@ static void nrp_map_queues(struct blk_mq_tag_set *set)
 	}
 
 	dev_info(ctrl->ctrl.device,
-		 "mapped %u/%u/%u default/read/poll queues\n",
+		 "mapped %u/%u/%u default/read/poll queues.\n",
 		 nr_default, nr_read, nr_poll);
 }
 

@@ -44,6 +44,27 @@ module_param_named(allow_soft_p2p, nrp_allow_soft_p2p, bool, 0444);
 MODULE_PARM_DESC(allow_soft_p2p,
 		 "advertise P2PDMA support over soft RDMA devices (rxe, siw); test/development only (default: N)");
 
+/*
+ * Entries of the page list of every pool MR, one of them for a buffer
+ * that does not start on a page boundary; so commands of up to
+ * max_mr_pages - 1 pages. Read when a controller is created.
+ */
+unsigned int nrp_max_mr_pages = NRP_MR_PAGES_DEFAULT;
+
+static int nrp_set_max_mr_pages(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 2, NRP_FR_PAGES_CEILING);
+}
+
+static const struct kernel_param_ops nrp_max_mr_pages_ops = {
+	.set	= nrp_set_max_mr_pages,
+	.get	= param_get_uint,
+};
+
+module_param_cb(max_mr_pages, &nrp_max_mr_pages_ops, &nrp_max_mr_pages, 0644);
+MODULE_PARM_DESC(max_mr_pages,
+		 "page-list entries of each MR, 2 to 2048; bounds one command to this less one 4 KiB page (default: 256, as nvme_rdma)");
+
 /* ib_unregister_client() also "removes" every device from our view */
 static bool nrp_unloading;
 
@@ -120,6 +141,7 @@ static int __init nrp_init(void)
 	}
 
 	nrp_transport.name = transport;
+	nrp_set_transport_name(transport);
 	ret = nvmf_register_transport(&nrp_transport);
 	if (ret) {
 		pr_err("failed to register transport '%s': %d\n",

@@ -20,18 +20,95 @@
 #include <linux/nvme-rdma.h>
 
 static LIST_HEAD(nrp_devices);
+/*
+ * ib_devices our ib_client is removing (struct nrp_dying, on the stack of
+ * nrp_ib_remove_one()): no queue may take resources on them any more.
+ */
+static LIST_HEAD(nrp_dying_devices);
 static DEFINE_MUTEX(nrp_devices_lock);
+/* woken when an nrp_device is gone, with all it held on its ib_device */
+static DECLARE_WAIT_QUEUE_HEAD(nrp_devices_released);
 
 static void nrp_device_release(struct kref *ref)
 {
 	struct nrp_device *dev = container_of(ref, struct nrp_device, ref);
 
+	/* before unlisting: a removal waits for the list to be empty */
+	ib_dealloc_pd(dev->pd);
+
 	mutex_lock(&nrp_devices_lock);
 	list_del(&dev->node);
 	mutex_unlock(&nrp_devices_lock);
+	wake_up_all(&nrp_devices_released);
 
-	ib_dealloc_pd(dev->pd);
 	kfree(dev);
+}
+
+static bool nrp_ibdev_dying_locked(struct ib_device *ibdev)
+{
+	struct nrp_dying *d;
+
+	lockdep_assert_held(&nrp_devices_lock);
+	list_for_each_entry(d, &nrp_dying_devices, node)
+		if (d->ibdev == ibdev)
+			return true;
+	return false;
+}
+
+/* Whether @dev's ib_device is being removed. */
+bool nrp_device_dying(struct nrp_device *dev)
+{
+	bool dying;
+
+	mutex_lock(&nrp_devices_lock);
+	dying = nrp_ibdev_dying_locked(dev->ibdev);
+	mutex_unlock(&nrp_devices_lock);
+	return dying;
+}
+
+/*
+ * From here on no queue builds anything on @d->ibdev. Returns whether
+ * we hold anything on it, that is, whether there is anything to wait for.
+ */
+bool nrp_device_mark_dying(struct nrp_dying *d)
+{
+	struct nrp_device *dev;
+	bool used = false;
+
+	mutex_lock(&nrp_devices_lock);
+	list_add(&d->node, &nrp_dying_devices);
+	list_for_each_entry(dev, &nrp_devices, node)
+		used |= dev->ibdev == d->ibdev;
+	mutex_unlock(&nrp_devices_lock);
+	return used;
+}
+
+static bool nrp_ibdev_unused(struct ib_device *ibdev)
+{
+	struct nrp_device *dev;
+	bool used = false;
+
+	mutex_lock(&nrp_devices_lock);
+	list_for_each_entry(dev, &nrp_devices, node)
+		used |= dev->ibdev == ibdev;
+	mutex_unlock(&nrp_devices_lock);
+	return !used;
+}
+
+/*
+ * Wait until no queue holds a PD, QP, CQ or MR on @d->ibdev any more;
+ * the RDMA core frees pooled CQs right after its clients are removed.
+ */
+void nrp_device_wait_unused(struct nrp_dying *d)
+{
+	while (!wait_event_timeout(nrp_devices_released,
+				   nrp_ibdev_unused(d->ibdev), 10 * HZ))
+		dev_warn(&d->ibdev->dev,
+			 "waiting for NVMe/RDMA queues to leave the device\n");
+
+	mutex_lock(&nrp_devices_lock);
+	list_del(&d->node);
+	mutex_unlock(&nrp_devices_lock);
 }
 
 static void nrp_device_put(struct nrp_device *dev)
@@ -49,6 +126,12 @@ static struct nrp_device *nrp_device_get(struct ib_device *ibdev)
 	int ret;
 
 	mutex_lock(&nrp_devices_lock);
+	if (nrp_ibdev_dying_locked(ibdev)) {
+		dev_info(&ibdev->dev,
+			 "being removed, no new NVMe/RDMA queues on it\n");
+		dev = ERR_PTR(-ENODEV);
+		goto out_unlock;
+	}
 	list_for_each_entry(dev, &nrp_devices, node) {
 		/* a zero count means it is on its way out: make a new one */
 		if (dev->ibdev == ibdev && kref_get_unless_zero(&dev->ref))
@@ -96,34 +179,43 @@ out_unlock:
 }
 
 /*
- * Largest page count one FRWR may map on @ibdev, in units of the 4 KiB
- * NVMe controller page. One page of the MR is held back: a buffer that
- * does not start on a page boundary needs one page more than its length
- * suggests.
+ * Largest page count one FRWR may map on @ibdev with MRs of at most @cap
+ * entries, in units of the 4 KiB NVMe controller page. One entry of the
+ * MR is held back: a buffer that does not start on a page boundary needs
+ * one page more than its length suggests.
  */
-u32 nrp_max_fr_pages(struct ib_device *ibdev)
+u32 nrp_max_fr_pages(struct ib_device *ibdev, u32 cap)
 {
-	u32 len = ibdev->attrs.max_fast_reg_page_list_len;
+	u32 len = min(ibdev->attrs.max_fast_reg_page_list_len, cap);
 
 	if (len < 2)
 		return 1;
-	return min_t(u32, NRP_FR_PAGES_CEILING, len - 1);
+	return len - 1;
 }
 
 /*
  * Page-list length of the MRs of @queue's pool. The admin queue is built
- * before Identify and takes what the device allows; the I/O queues are
- * always built after it, when the core has lowered max_hw_sectors to the
- * target's MDTS, and need no MR longer than that.
+ * before Identify and takes what device and max_mr_pages allow. The I/O
+ * queues are built after it, when the core has lowered max_hw_sectors to
+ * the target's MDTS; they take that, but never less than an earlier
+ * association of the controller did: requests built then may be requeued
+ * to this one (a target whose MDTS shrank across a reconnect).
  */
 static u32 nrp_queue_mr_pages(struct nrp_queue *queue, struct ib_device *ibdev)
 {
-	u32 pages = nrp_max_fr_pages(ibdev);
+	struct nrp_ctrl *ctrl = queue->ctrl;
+	u32 dev_pages = nrp_max_fr_pages(ibdev, ctrl->mr_pages_cap);
+	u32 pages;
 
-	if (nrp_qid(queue))
-		pages = min(pages, queue->ctrl->ctrl.max_hw_sectors >>
-				   NRP_SECTORS_PER_PAGE_SHIFT);
-	return pages + 1;
+	if (!nrp_qid(queue))
+		return dev_pages + 1;
+
+	pages = min(dev_pages, ctrl->ctrl.max_hw_sectors >>
+			       NRP_SECTORS_PER_PAGE_SHIFT);
+	/* a later device with shorter page lists cannot keep the promise */
+	pages = min(max(pages + 1, ctrl->io_mr_pages), dev_pages + 1);
+	ctrl->io_mr_pages = pages;
+	return pages;
 }
 
 /*
@@ -382,8 +474,8 @@ static int nrp_on_addr_resolved(struct nrp_queue *queue)
 	ret = rdma_resolve_route(queue->cm_id, NRP_CM_RESOLVE_TIMEOUT_MS);
 	if (ret)
 		dev_err(ctrl->ctrl.device,
-			"queue %d: rdma_resolve_route failed: %d\n",
-			nrp_qid(queue), ret);
+			"rdma_resolve_route failed (%d). queue %d\n",
+			ret, nrp_qid(queue));
 	return ret;
 }
 
@@ -422,8 +514,8 @@ static int nrp_on_route_resolved(struct nrp_queue *queue)
 	ret = rdma_connect_locked(queue->cm_id, &param);
 	if (ret)
 		dev_err(ctrl->ctrl.device,
-			"queue %d: rdma_connect failed: %d\n",
-			nrp_qid(queue), ret);
+			"rdma_connect_locked failed (%d). queue %d\n",
+			ret, nrp_qid(queue));
 	return ret;
 }
 
@@ -457,13 +549,13 @@ static int nrp_on_rejected(struct nrp_queue *queue, struct rdma_cm_event *ev)
 		u16 sts = le16_to_cpu(rej->sts);
 
 		dev_err(ctrl->ctrl.device,
-			"queue %d: connect to %pISpcs rejected: %s (%d), NVMe/RDMA status %u: %s\n",
-			nrp_qid(queue), &ctrl->dst_addr, why, ev->status, sts,
-			nvme_rdma_cm_msg(sts));
+			"Connect rejected: status %d (%s) nvme status %d (%s). queue %d, %pISpcs\n",
+			ev->status, why, sts, nvme_rdma_cm_msg(sts),
+			nrp_qid(queue), &ctrl->dst_addr);
 	} else {
 		dev_err(ctrl->ctrl.device,
-			"queue %d: connect to %pISpcs rejected: %s (%d)\n",
-			nrp_qid(queue), &ctrl->dst_addr, why, ev->status);
+			"Connect rejected: status %d (%s). queue %d, %pISpcs\n",
+			ev->status, why, nrp_qid(queue), &ctrl->dst_addr);
 	}
 	return -ECONNRESET;
 }
@@ -526,8 +618,8 @@ static int nrp_cm_handler(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev)
 		break;
 	default:
 		dev_err(ctrl->ctrl.device,
-			"queue %d: unexpected CM event %s (%d)\n",
-			nrp_qid(queue), rdma_event_msg(ev->event), ev->event);
+			"Unexpected RDMA CM event (%d): %s, queue %d\n",
+			ev->event, rdma_event_msg(ev->event), nrp_qid(queue));
 		nrp_error_recovery(ctrl);
 		break;
 	}
@@ -595,7 +687,7 @@ int nrp_alloc_queue(struct nrp_ctrl *ctrl, int qid, int depth)
 	if (IS_ERR(queue->cm_id)) {
 		ret = PTR_ERR(queue->cm_id);
 		dev_err(ctrl->ctrl.device,
-			"queue %d: failed to create a CM id: %d\n", qid, ret);
+			"failed to create CM ID: %d: queue %d\n", ret, qid);
 		goto out_destroy_mutex;
 	}
 
@@ -607,16 +699,16 @@ int nrp_alloc_queue(struct nrp_ctrl *ctrl, int qid, int depth)
 				NRP_CM_RESOLVE_TIMEOUT_MS);
 	if (ret) {
 		dev_err(ctrl->ctrl.device,
-			"queue %d: cannot resolve %pISpcs: %d\n",
-			qid, &ctrl->dst_addr, ret);
+			"rdma_resolve_addr failed (%d). queue %d, %pISpcs\n",
+			ret, qid, &ctrl->dst_addr);
 		goto out_destroy_cm_id;
 	}
 
 	ret = nrp_wait_for_cm(queue);
 	if (ret) {
 		dev_info(ctrl->ctrl.device,
-			 "queue %d: RDMA connection to %pISpcs failed: %d\n",
-			 qid, &ctrl->dst_addr, ret);
+			 "rdma connection establishment failed (%d): queue %d, %pISpcs\n",
+			 ret, qid, &ctrl->dst_addr);
 		goto out_destroy_cm_id;
 	}
 
@@ -653,7 +745,7 @@ int nrp_start_queue(struct nrp_ctrl *ctrl, int qid)
 		ret = -ENOTCONN;
 	if (ret) {
 		dev_info(ctrl->ctrl.device,
-			 "queue %d: fabrics Connect failed: %d\n", qid, ret);
+			 "failed to connect queue: %d ret=%d\n", qid, ret);
 		/* nothing will use this connection: stop its completions */
 		nrp_stop_queue(queue);
 		return ret;

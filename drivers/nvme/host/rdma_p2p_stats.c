@@ -13,8 +13,9 @@
  * command end with our own LOCAL_INV, as with a target that does not
  * invalidate remotely.
  *
- * The fault_* files inject faults for the tests, see enum nrp_fault; the
- * module-wide fault_free_delay_ms makes freeing a controller slow.
+ * The fault_* files inject faults for the tests, see enum nrp_fault;
+ * fault_mdts_kb limits the next associations as a smaller MDTS would, and
+ * the module-wide fault_free_delay_ms makes freeing a controller slow.
  *
  * Whether this kernel can do P2PDMA at all is shown read-only in
  * /sys/module/<module>/parameters/p2p.
@@ -213,7 +214,7 @@ static int nrp_limits_show(struct seq_file *m, void *unused)
 	if (ctrl->ctrl.queue_count > 1)
 		io_mr_pages = READ_ONCE(ctrl->queues[1].mr_pages);
 	seq_printf(m, "fr_page_list_len %u\n", READ_ONCE(ctrl->fr_page_list_len));
-	seq_printf(m, "fr_pages_ceiling %u\n", NRP_FR_PAGES_CEILING);
+	seq_printf(m, "max_mr_pages %u\n", READ_ONCE(ctrl->mr_pages_cap));
 	seq_printf(m, "max_fr_pages %u\n", READ_ONCE(ctrl->max_fr_pages));
 	seq_printf(m, "max_hw_sectors %u\n", READ_ONCE(ctrl->ctrl.max_hw_sectors));
 	seq_printf(m, "admin_mr_pages %u\n", READ_ONCE(ctrl->queues[0].mr_pages));
@@ -276,6 +277,7 @@ void nrp_stats_register(struct nrp_ctrl *ctrl)
 			    &nrp_queue_stats_fops);
 	debugfs_create_file("limits", 0444, dir, ctrl, &nrp_limits_fops);
 	debugfs_create_bool("remote_invalidate", 0644, dir, &ctrl->remote_inv);
+	debugfs_create_u32("fault_mdts_kb", 0644, dir, &ctrl->fault_mdts_kb);
 	for (f = 0; f < NRP_FAULT_COUNT; f++)
 		debugfs_create_file_unsafe(nrp_fault_names[f], 0644, dir,
 					   &ctrl->faults[f], &nrp_fault_fops);

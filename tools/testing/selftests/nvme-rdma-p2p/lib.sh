@@ -47,8 +47,20 @@ nrp_must() {
 }
 
 # dmesg lines logged since nrp_dmesg_mark.
-nrp_dmesg_mark() { _nrp_dmesg_lines=$(dmesg | wc -l); }
-nrp_dmesg_since() { dmesg | tail -n +"$((${_nrp_dmesg_lines:-0} + 1))"; }
+# A line written to the log marks the place: once the ring buffer is full
+# (after test_fuzz_options.sh, say) counting lines no longer finds it.
+nrp_dmesg_mark() {
+	_nrp_dmesg_lines=$(dmesg | wc -l)
+	_nrp_dmesg_tag="nrp-dmesg-mark-$$-$RANDOM"
+	echo "$_nrp_dmesg_tag" 2>/dev/null >/dev/kmsg || _nrp_dmesg_tag=
+}
+nrp_dmesg_since() {
+	if [ -n "${_nrp_dmesg_tag:-}" ] && dmesg | grep -q "$_nrp_dmesg_tag"; then
+		dmesg | sed -n "/$_nrp_dmesg_tag/,\$p" | tail -n +2
+	else
+		dmesg | tail -n +"$((${_nrp_dmesg_lines:-0} + 1))"
+	fi
+}
 
 nrp_mod_loaded() { [ -d "/sys/module/$1" ] && grep -q "^$1 " /proc/modules; }
 

@@ -28,7 +28,7 @@ nrp_expect "recoveries" "$(nrp_delta recoveries)" 0
 nrp_expect "bogus_remote_invalidations" "$(nrp_stat "$ctrl" bogus_remote_invalidations)" 3
 frwr=$(nrp_delta frwr_registrations)
 nrp_expect "local invalidations (one per FRWR)" "$(nrp_delta local_invalidations)" "$frwr"
-n=$(nrp_dmesg_since | grep -c "invalidated rkey")
+n=$(nrp_dmesg_since | grep -c "Bogus remote invalidation for rkey")
 [ "$n" -ge 1 ] && [ "$n" -le 3 ] || nrp_fail "$n log lines for 3 bogus invalidations"
 nrp_assert_no_splat
 echo "3 bogus invalidations: counted, logged, invalidated locally; $frwr FRWR commands verified"

@@ -1,13 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# The largest command is derived, not capped: it is the smaller of the RDMA
-# device's fast-register page-list length (less the page an unaligned buffer
-# needs) and the target's MDTS, and the I/O-queue MRs are sized to it. An
-# I/O of exactly that size travels as one command; one page more is split.
+# The largest command is derived: it is the smaller of the RDMA device's
+# fast-register page-list length, bounded by the module's max_mr_pages
+# (default 256, less the page an unaligned buffer needs), and the target's
+# MDTS, and the I/O-queue MRs are sized to it. An I/O of exactly that size
+# travels as one command; one page more is split.
 #
-# With nvmet-rdma (MDTS 1 MiB) the target's limit binds on rxe (512-entry
-# page lists) and the device's on siw (256 entries): run the suite with
-# NRP_RDMA_TYPE=siw to see the other side.
+# With nvmet-rdma (MDTS 1 MiB) and the default max_mr_pages, the module's
+# bound binds on rxe (512-entry page lists) and on siw (256 entries);
+# test_mdts_shrink.sh raises max_mr_pages to let MDTS bind.
 . "$(dirname "$0")/lib.sh"
 
 limit() { nrp_debugfs_value "$ctrl" limits "$1"; }
@@ -25,7 +26,7 @@ case $type in
 rxe)	nrp_expect "rxe fast-register page-list length" "$len" 512 ;;
 siw)	nrp_expect "siw fast-register page-list length" "$len" 256 ;;
 esac
-dev_pages=$(min $((len - 1)) "$(limit fr_pages_ceiling)")
+dev_pages=$(($(min "$len" "$(limit max_mr_pages)") - 1))
 nrp_expect "pages per FRWR the device allows" "$(limit max_fr_pages)" "$dev_pages"
 
 # the target's MDTS, in 4 KiB pages (nvmet's CAP.MPSMIN); 0 means no limit
@@ -40,7 +41,7 @@ else
 fi
 
 pages=$(min "$dev_pages" "$mdts_pages")
-if [ "$pages" = "$dev_pages" ]; then bound="the device"; else bound="the target's MDTS"; fi
+if [ "$pages" = "$dev_pages" ]; then bound="the device and max_mr_pages"; else bound="the target's MDTS"; fi
 nrp_expect "max_hw_sectors_kb (bound by $bound)" "$(cat "$q/max_hw_sectors_kb")" $((pages * 4))
 nrp_expect "max_segments" "$(cat "$q/max_segments")" "$(min $((pages + 1)) "$dev_pages")"
 nrp_expect "admin-queue MR page list" "$(limit admin_mr_pages)" $((dev_pages + 1))

@@ -1,0 +1,62 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Option fuzzing: thousands of generated option strings (fuzz_options.py)
+# written to /dev/nvme-fabrics, malformed, overlong, out of range,
+# duplicated, unknown keys, odd encodings. Each must be refused or
+# accepted cleanly (a controller that is deleted again); afterwards no
+# controller is left, the module's reference count is 0 and it unloads,
+# the log has no splat, and kmemleak (where the kernel has it: the debug
+# kernel) finds nothing.
+#
+# NRP_FUZZ_COUNT strings within NRP_FUZZ_SECS seconds (default 2000 in
+# 120 s; 10000 in 600 s on a kernel with kmemleak), NRP_FUZZ_SEED.
+# nrp-timeout: 900
+. "$(dirname "$0")/lib.sh"
+
+kml=/sys/kernel/debug/kmemleak
+if [ -w $kml ]; then
+	count=${NRP_FUZZ_COUNT:-10000} secs=${NRP_FUZZ_SECS:-600}
+else
+	count=${NRP_FUZZ_COUNT:-2000} secs=${NRP_FUZZ_SECS:-120}
+fi
+seed=${NRP_FUZZ_SEED:-$(date +%s)}
+command -v python3 >/dev/null || nrp_skip "no python3"
+
+nrp_std_setup 64
+[ -w $kml ] && echo clear >$kml
+nrp_dmesg_mark
+t0=$(nrp_now)
+out=$(python3 "$(dirname "$0")/fuzz_options.py" "$count" "$secs" "$seed" \
+	"$NRP_TRANSPORT" "$NRP_TGT_IP4" "$NRP_PORT" "$NRP_SUBNQN" 2>&1)
+rc=$?
+echo "$out"
+echo "fuzzing took $(nrp_secs "$t0" "$(nrp_now)")s"
+[ $rc = 0 ] || nrp_fail "fuzz_options.py exited $rc (seed $seed)"
+n=$(echo "$out" | awk '$1 == "strings" { print $2 }')
+[ "${n:-0}" -ge 500 ] || nrp_fail "only ${n:-0} strings written"
+acc=$(echo "$out" | awk '$1 == "accepted" { print $2 }')
+echo "accepted and deleted: ${acc:-0}"
+
+# deletes are asynchronous for a moment
+for _ in $(seq 50); do
+	compgen -G "/sys/class/nvme/nvme*" >/dev/null || break
+	sleep 0.2
+done
+nrp_assert_no_ctrls
+refs=$(cat /sys/module/$NRP_MOD/refcnt)
+nrp_expect "$NRP_MOD reference count" "$refs" 0
+nrp_must modprobe -r nvme-rdma-p2p
+nrp_assert_no_splat
+if [ -w $kml ]; then
+	# kmemleak reports objects only once they are a few seconds old
+	sleep 6
+	echo scan >$kml
+	sleep 6
+	echo scan >$kml
+	leaks=$(grep -c "^unreferenced object" $kml)
+	[ "$leaks" = 0 ] || nrp_fail "kmemleak: $leaks objects: $(head -n 30 $kml)"
+	echo "kmemleak: no leaks"
+else
+	echo "kmemleak: not in this kernel"
+fi
+nrp_pass
