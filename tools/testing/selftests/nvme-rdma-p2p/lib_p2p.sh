@@ -128,7 +128,9 @@ nrp_p2p_setup() {
 		echo 1 >"$cfs/$i/enable" || nrp_fail "cannot enable namespace $i"
 		nrp_cleanup_push "echo 0 >$cfs/$i/enable"
 	done
-	nrp_load_ours "$NRP_TRANSPORT" allow_soft_p2p="$allow"
+	# NRP_P2P_MODPARAMS: further module parameters of a test
+	# shellcheck disable=SC2086 # words of their own
+	nrp_load_ours "$NRP_TRANSPORT" allow_soft_p2p="$allow" ${NRP_P2P_MODPARAMS:-}
 	nrp_connect
 	nrp_ctrl_is_ours "$NRP_CTRL" || nrp_fail "$NRP_CTRL is not ours"
 	NRP_NS=$(nrp_ns_dev "$NRP_CTRL") || nrp_fail "no namespace on $NRP_CTRL"

@@ -36,7 +36,7 @@ expect_fail "nr_io_queues=-1" 5 "$base,traddr=$NRP_TGT_IP4,nr_io_queues=-1" "Inv
 expect_fail "bad host_traddr" 5 "$base,traddr=$NRP_TGT_IP4,host_traddr=bogus" "malformed host_traddr bogus"
 # nobody listens there: IB-style CM (rxe) rejects, iWARP (siw) is refused
 expect_fail "wrong port" 20 "transport=$NRP_TRANSPORT,nqn=$NRP_SUBNQN,traddr=$NRP_TGT_IP4,trsvcid=4999" \
-	"4999 rejected: invalid service ID|4999 failed: -111"
+	"Connect rejected: status 8 \\(invalid service ID\\)\\. queue 0, [^ ]*:4999|establishment failed \\(-111\\): queue 0, [^ ]*:4999"
 expect_fail "wrong NQN" 20 "transport=$NRP_TRANSPORT,nqn=nqn.2026-11.io.example:nothing,traddr=$NRP_TGT_IP4,trsvcid=$NRP_PORT" \
 	"Connect Invalid Data Parameter, subsysnqn"
 # nobody answers ARP for this address: address resolution must time out

@@ -22,7 +22,9 @@ one_family() {
 
 	nrp_connect; ctrl=$NRP_CTRL
 	nrp_ctrl_is_ours "$ctrl" || nrp_fail "$fam: $ctrl is not driven by nvme-rdma-p2p"
-	[ "$(cat /sys/class/nvme/$ctrl/transport)" = rdma ] ||
+	# the name the module registered under (transport=), as nvme-cli
+	# needs it to reconnect
+	[ "$(cat /sys/class/nvme/$ctrl/transport)" = "$NRP_TRANSPORT" ] ||
 		nrp_fail "$fam: $ctrl transport reads '$(cat /sys/class/nvme/$ctrl/transport)'"
 	grep -q "traddr=$addr" "/sys/class/nvme/$ctrl/address" ||
 		nrp_fail "$fam: address reads '$(cat /sys/class/nvme/$ctrl/address)'"

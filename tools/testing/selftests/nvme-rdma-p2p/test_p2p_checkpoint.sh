@@ -14,6 +14,9 @@
 
 big=1024
 case $(uname -r) in *-nrp-debug*) big=64 ;; esac
+# MRs of 257 entries: one 1 MiB command per 1 MiB chunk, so the counters
+# below are exact (the default, 256 as in-tree, carries 1020 KiB).
+NRP_P2P_MODPARAMS=max_mr_pages=257
 nrp_p2p_setup $((big + 16))
 [ "$NRP_GPU_WINDOW" -ge $((2 * big << 20)) ] ||
 	nrp_fail "the $((NRP_GPU_WINDOW >> 20)) MiB GPU window cannot hold two $big MiB regions (run-guest.sh --gpu-mem $((2 * big))M)"
