@@ -62,6 +62,17 @@ nrp_dmesg_since() {
 	fi
 }
 
+# Wait up to $2 seconds for a kernel log line since nrp_dmesg_mark that
+# matches $1 (grep); false when none came.
+nrp_dmesg_wait() {
+	local pat=$1 secs=$2 i
+	for ((i = 0; i < secs * 10; i++)); do
+		nrp_dmesg_since | grep -q "$pat" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 nrp_mod_loaded() { [ -d "/sys/module/$1" ] && grep -q "^$1 " /proc/modules; }
 
 # Load the module under test with the given parameters.

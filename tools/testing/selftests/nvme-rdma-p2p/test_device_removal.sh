@@ -41,11 +41,7 @@ nrp_connect --nr-io-queues=1 --reconnect-delay=1 --ctrl-loss-tmo=2; ctrl=$NRP_CT
 echo 8000 >"$NRP_DEBUGFS/fault_free_delay_ms"
 nrp_cleanup_push "echo 0 >$NRP_DEBUGFS/fault_free_delay_ms"
 port_off
-for _ in $(seq 150); do
-	nrp_dmesg_since | grep -q "fault: freeing a controller" && break
-	sleep 0.2
-done
-nrp_dmesg_since | grep -q "fault: freeing a controller" ||
+nrp_dmesg_wait "fault: freeing a controller" 30 ||
 	nrp_fail "the controller was not deleted after ctrl_loss_tmo"
 t0=$(nrp_now)
 timeout 60 rdma link delete $other || nrp_fail "rdma link delete $other failed"
@@ -104,15 +100,9 @@ for d in 0.2 1.0; do
 	nrp_connect --nr-io-queues=2 --reconnect-delay=1 --ctrl-loss-tmo=30; ctrl=$NRP_CTRL
 	nrp_dmesg_mark
 	port_off
-	for _ in $(seq 100); do
-		nrp_dmesg_since | grep -q "Failed reconnect attempt" && break
-		sleep 0.2
-	done
+	nrp_dmesg_wait "Failed reconnect attempt" 20
 	port_on
-	for _ in $(seq 50); do
-		nrp_dmesg_since | grep -q "Reconnecting in" && break
-		sleep 0.1
-	done
+	nrp_dmesg_wait "Reconnecting in" 5
 	sleep 1
 	sleep $d
 	t0=$(nrp_now)

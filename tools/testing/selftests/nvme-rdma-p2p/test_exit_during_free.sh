@@ -18,11 +18,7 @@ echo 10000 >"$NRP_DEBUGFS/fault_free_delay_ms"
 nrp_dmesg_mark
 nvme disconnect -n "$NRP_SUBNQN" >/tmp/nrp-disconnect.log 2>&1 &
 dpid=$!
-for i in $(seq 150); do
-	nrp_dmesg_since | grep -q "fault: freeing a controller" && break
-	sleep 0.1
-done
-nrp_dmesg_since | grep -q "fault: freeing a controller" ||
+nrp_dmesg_wait "fault: freeing a controller" 15 ||
 	nrp_fail "free_ctrl never reached its delay"
 t0=$(nrp_now)
 rmmod $NRP_MOD || nrp_fail "rmmod failed"

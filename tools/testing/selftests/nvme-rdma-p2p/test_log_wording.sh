@@ -42,20 +42,14 @@ dev=$(nrp_ns_dev "$ctrl") || nrp_fail "no namespace"
 dmsetup suspend --nolockfs --noflush nrp-stall || nrp_fail "cannot suspend the target's device"
 timeout 60 dd if="$dev" of=/dev/null bs=4k count=1 skip=77 iflag=direct status=none &
 dd_pid=$!
-for _ in $(seq 100); do
-	nrp_dmesg_since | grep -q "starting error recovery" && break
-	sleep 0.2
-done
+nrp_dmesg_wait "starting error recovery" 20
 dmsetup resume nrp-stall || nrp_fail "cannot resume the target's device"
 nrp_wait_state "$ctrl" 30 || nrp_fail "$ctrl not live after the timeout's recovery"
 wait $dd_pid || echo "the timed-out read failed (allowed)"
 
 # 2. reconnects: the target's port goes away for a few attempts
 rm "$cfs/ports/1/subsystems/$NRP_SUBNQN" || nrp_fail "cannot disable the target port"
-for _ in $(seq 100); do
-	nrp_dmesg_since | grep -q "Failed reconnect attempt" && break
-	sleep 0.2
-done
+nrp_dmesg_wait "Failed reconnect attempt" 20
 ln -s "$cfs/subsystems/$NRP_SUBNQN" "$cfs/ports/1/subsystems/" ||
 	nrp_fail "cannot re-enable the target port"
 nrp_wait_state "$ctrl" 30 || nrp_fail "$ctrl not live after the port came back"
