@@ -25,7 +25,10 @@ nrp_dmesg_mark
 out=$(insmod "$NRP_FOREIGN_KO" 2>&1) && nrp_fail "foreign module loaded: $out"
 echo "insmod: $out"
 nrp_mod_loaded $NRP_MOD && nrp_fail "foreign module left loaded"
-why=$(nrp_dmesg_since | grep -E 'version magic|disagrees about version|no symbol version' | head -n1)
+# 6.12 checks the size of struct module before the version magic and says
+# so: 'this_module section size must match the kernel's built struct
+# module size'
+why=$(nrp_dmesg_since | grep -E 'version magic|disagrees about version|no symbol version|this_module section size must match' | head -n1)
 [ -n "$why" ] || nrp_fail "kernel log does not say why the module was refused"
 echo "kernel: $why"
 nrp_pass
