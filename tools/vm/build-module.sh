@@ -27,6 +27,11 @@ esac
 krel=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' "$kdir/include/generated/utsrelease.h")
 work=$NRP_TOP/.build/$krel
 mkdir -p "$work/src"
+# One build per release at a time: run-all's two lanes may both want the
+# same kernel's module (a guest's own, and another guest's foreign one),
+# and two makes in one tree delete each other's objects.
+exec 9>"$work/.lock"
+flock 9
 # Copy only what changed so kbuild's dependency tracking keeps working.
 cp -a --update "$NRP_TOP/Kbuild" "$NRP_TOP/Makefile" "$NRP_TOP/drivers" \
 	"$NRP_TOP/include" "$NRP_TOP/scripts" "$work/src/"
