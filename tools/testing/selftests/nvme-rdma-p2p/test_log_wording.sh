@@ -19,6 +19,8 @@ export DM_DISABLE_UDEV=1
 nrp_rdma_setup "${NRP_RDMA_TYPE:-rxe}"
 nrp_backing_dev ram 64
 modprobe dm-mod 2>/dev/null
+[ -c /dev/mapper/control ] ||
+	nrp_skip "no device-mapper in this kernel (the stalled target needs dm-linear)"
 dmsetup create nrp-stall --table "0 $((64 * 2048)) linear $NRP_DEV 0" ||
 	nrp_fail "cannot create the device-mapper target"
 nrp_cleanup_push "dmsetup remove nrp-stall"
