@@ -865,8 +865,14 @@ struct nvme_ctrl *nrp_create_ctrl(struct device *dev,
 	if (ret)
 		goto out_uninit_ctrl;
 
-	dev_info(ctrl->ctrl.device, "new ctrl: NQN \"%s\", addr %pISpcs\n",
-		 nvmf_ctrl_subsysnqn(&ctrl->ctrl), &ctrl->dst_addr);
+	/*
+	 * The wording of in-tree 6.12, which names the host NQN; 6.1's line
+	 * is the same without it, so scripts matching either still match.
+	 */
+	dev_info(ctrl->ctrl.device,
+		 "new ctrl: NQN \"%s\", addr %pISpcs, hostnqn: %s\n",
+		 nvmf_ctrl_subsysnqn(&ctrl->ctrl), &ctrl->dst_addr,
+		 ctrl->ctrl.opts->host->nqn);
 
 	return &ctrl->ctrl;
 
