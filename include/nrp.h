@@ -344,6 +344,7 @@ void nrp_stop_queue(struct nrp_queue *queue);
 void nrp_free_queue(struct nrp_queue *queue);
 
 /* rdma_p2p_io.c */
+void nrp_expire_inflight(struct nrp_queue *queue);
 extern const struct blk_mq_ops nrp_admin_mq_ops;
 extern const struct blk_mq_ops nrp_io_mq_ops;
 int nrp_post_recv(struct nrp_queue *queue, struct nrp_qe *qe);

@@ -274,11 +274,6 @@ siw_only=
 # transport tests that reach the nvme core calls 6.12 changed (create, I/O,
 # reset and reconnect, teardown under load) over rxe.
 check_612_extra=(connect fio_verify reset_during_io teardown_live)
-# Open on 6.12 (issue 15), so not in the tier CI gates on; the full tier
-# runs it and fails: the 6.12 target answers the first DH-HMAC-CHAP
-# exchange with failure1 and the host's AUTH_SEND then times out (60 s,
-# retried five times) instead of failing at once.
-check_612_open=(auth)
 # fuzz_options writes 2000 strings in at most 2 minutes on stock; on the
 # debug kernel (full tier) 10000, with a kmemleak scan.
 rxe_on_stock=("${siw_all[@]}" batch_map_fail post_fail_mr bogus_invalidation
@@ -316,11 +311,7 @@ guest_part() { # KERNEL TEST...
 			in_list "$t" "${rxe_on_stock[@]}" || rxe+=("$t")
 		done
 		case $k in *-6.12) rxe+=("${check_612_extra[@]}") ;; esac
-		tests=()
-		for t in "${rxe[@]}"; do
-			case $k in *-6.12) in_list "$t" "${check_612_open[@]}" && continue ;; esac
-			tests+=("$t")
-		done
+		tests=("${rxe[@]}")
 	fi
 	if in_list "$k" "$siw_kernels"; then
 		for t in "${siw_all[@]}"; do

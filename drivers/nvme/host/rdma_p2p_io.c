@@ -566,13 +566,26 @@ static blk_status_t nrp_queue_rq(struct blk_mq_hw_ctx *hctx,
 	struct request *rq = bd->rq;
 	struct ib_send_wr *head = NULL;
 	struct nrp_request *req;
+	bool live = test_bit(NRP_Q_LIVE, &queue->flags);
 	bool fail_map = false;
 	blk_status_t sts;
 
-	if (!nvme_check_ready(&ctrl->ctrl, rq,
-			      test_bit(NRP_Q_LIVE, &queue->flags))) {
+	if (!nvme_check_ready(&ctrl->ctrl, rq, live)) {
 		nrp_qstat_inc(queue, NRP_STAT_NOT_READY);
 		sts = nvme_fail_nonready_command(&ctrl->ctrl, rq);
+		goto out_post_earlier;
+	}
+	/*
+	 * A queue not yet live takes its Connect and authentication
+	 * commands. Once its QP has been drained (the target dropped the
+	 * association, a timeout flushed it) nothing posted there can
+	 * complete. In-tree posts anyway and waits for the timeout, once
+	 * per retry: 60 s six times over for the authentication commands
+	 * that 6.12 retries. Fail at once instead.
+	 */
+	if (unlikely(!live) && !test_bit(NRP_Q_CONNECTED, &queue->flags)) {
+		nrp_qstat_inc(queue, NRP_STAT_NOT_READY);
+		sts = BLK_STS_IOERR;
 		goto out_post_earlier;
 	}
 
@@ -645,6 +658,36 @@ static int nrp_poll(struct blk_mq_hw_ctx *hctx, struct io_comp_batch *iob)
 	if (!test_bit(NRP_Q_ALLOCATED, &queue->flags))
 		return 0;
 	return ib_process_cq_direct(queue->cq, -1);
+}
+
+static bool nrp_expire_rq(struct request *rq, void *data)
+{
+	struct nrp_request *req = blk_mq_rq_to_pdu(rq);
+
+	if (req->queue == data)
+		blk_abort_request(rq);
+	return true;
+}
+
+/*
+ * The target dropped @queue's association while the controller is
+ * connecting (being set up or reconnecting): no error recovery will cancel
+ * what is in flight there, and in-tree waits for each command's timeout.
+ * Expire them now instead, through the timeout handler, which flushes the
+ * queue and fails them as a real timeout would.
+ */
+void nrp_expire_inflight(struct nrp_queue *queue)
+{
+	struct nrp_ctrl *ctrl = queue->ctrl;
+
+	/*
+	 * The caller holds stop_lock and saw the queue connected: teardown
+	 * stops a queue before it frees the tag set, and a freed tag set
+	 * has no tags left to walk.
+	 */
+	lockdep_assert_held(&queue->stop_lock);
+	blk_mq_tagset_busy_iter(nrp_qid(queue) ? &ctrl->io_set :
+				&ctrl->admin_set, nrp_expire_rq, queue);
 }
 
 static enum blk_eh_timer_return nrp_timeout(struct request *rq)

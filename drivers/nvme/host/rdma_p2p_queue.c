@@ -608,12 +608,23 @@ static int nrp_cm_handler(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev)
 		 * with earlier by our ib_client, which deletes controllers
 		 * before the rdma_cm hears of it; recovering here as well
 		 * costs nothing. A queue still being set up has a waiter
-		 * that must not be left hanging.
+		 * that must not be left hanging. A controller connecting
+		 * has no recovery coming (a reset or recovery cancels what
+		 * is in flight itself), so what it has in flight on this
+		 * queue (a Connect, an authentication exchange the target
+		 * ended) expires now rather than after its timeout.
 		 */
 		dev_dbg(ctrl->ctrl.device, "queue %d: connection lost (%s)\n",
 			nrp_qid(queue), rdma_event_msg(ev->event));
-		if (!test_bit(NRP_Q_ALLOCATED, &queue->flags))
+		if (!test_bit(NRP_Q_ALLOCATED, &queue->flags)) {
 			err = -ECONNRESET;
+		} else if (ev->event == RDMA_CM_EVENT_DISCONNECTED &&
+			   nvme_ctrl_state(&ctrl->ctrl) == NVME_CTRL_CONNECTING) {
+			mutex_lock(&queue->stop_lock);
+			if (test_bit(NRP_Q_CONNECTED, &queue->flags))
+				nrp_expire_inflight(queue);
+			mutex_unlock(&queue->stop_lock);
+		}
 		nrp_error_recovery(ctrl);
 		break;
 	default:
