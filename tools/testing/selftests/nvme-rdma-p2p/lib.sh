@@ -220,6 +220,12 @@ nrp_nvmet_allow_hosts() {
 	done
 }
 
+# The FFDHE groups of DH-HMAC-CHAP live in dh_generic. Built in (Debian's
+# kernels) they are always there; as a module (our P2PDMA guest kernels)
+# nothing loads it on demand for "ffdhe2048(dh)", whose name has no module
+# alias, and nvmet and the host refuse the groups. An admin loads it once.
+nrp_auth_dh_load() { modprobe -q dh_generic 2>/dev/null || true; }
+
 # Disconnect every controller of our test subsystem (teardown helper).
 nrp_disconnect_all() {
 	nvme disconnect -n "$NRP_SUBNQN" >/dev/null 2>&1 || true

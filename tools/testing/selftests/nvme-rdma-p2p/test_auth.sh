@@ -98,6 +98,7 @@ tgt_set dhchap_ctrl_key "$ckey"
 good "bidirectional, sha256, null group" --dhchap-secret="$hkey" --dhchap-ctrl-secret="$ckey"
 
 # the matrix
+nrp_auth_dh_load
 offered=0
 hashes=("hmac(sha256)" "hmac(sha384)" "hmac(sha512)")
 groups=(null ffdhe2048 ffdhe3072 ffdhe4096 ffdhe6144 ffdhe8192)
