@@ -357,8 +357,8 @@ guest_part() { # KERNEL TEST...
 pair_default=stock
 [ "$tier" = full ] && pair_default="stock p2p stock-6.12 p2p-6.12"
 pair_kernels=${NRP_PAIR_KERNELS-$pair_default}
-pair_all=(pair_link_loss pair_link_timeouts pair_target_restart pair_target_crash)
-pair_subset=(pair_link_loss pair_target_restart)
+pair_all=(pair_link_loss pair_link_timeouts pair_target_restart pair_target_crash pair_auth)
+pair_subset=(pair_link_loss pair_target_restart pair_auth)
 [ "$tier" = full ] && pair_subset=("${pair_all[@]}")
 pair_tests=()
 if [ $# = 0 ]; then

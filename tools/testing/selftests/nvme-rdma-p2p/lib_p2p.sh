@@ -131,7 +131,10 @@ nrp_p2p_setup() {
 	# NRP_P2P_MODPARAMS: further module parameters of a test
 	# shellcheck disable=SC2086 # words of their own
 	nrp_load_ours "$NRP_TRANSPORT" allow_soft_p2p="$allow" ${NRP_P2P_MODPARAMS:-}
-	nrp_connect
+	# a test's own target set-up and connect options (test_p2p_auth.sh)
+	NRP_P2P_CONNECT=()
+	! declare -F nrp_p2p_pre_connect >/dev/null || nrp_p2p_pre_connect
+	nrp_connect ${NRP_P2P_CONNECT[@]+"${NRP_P2P_CONNECT[@]}"}
 	nrp_ctrl_is_ours "$NRP_CTRL" || nrp_fail "$NRP_CTRL is not ours"
 	NRP_NS=$(nrp_ns_dev "$NRP_CTRL") || nrp_fail "no namespace on $NRP_CTRL"
 	case $NRP_NS in

@@ -9,6 +9,11 @@
 #   nvmet-stop / nvmet-start   the port off and nvmet-rdma unloaded / loaded
 #                           and the port on again (a target restart whose
 #                           namespace keeps its data)
+#   auth HOSTNQN KEY [CKEY] only HOSTNQN may connect, and it must
+#                           authenticate with DH-HMAC-CHAP secret KEY (and
+#                           the target with CKEY): hmac(sha256), ffdhe2048
+#                           where the kernel offers it; exit 4 when this
+#                           kernel's nvmet has no in-band authentication
 #   stop                    tear everything down and end the guest
 #
 # Writes "ready" to $NRP_PAIR_CTL/ready once it serves, or why it cannot.
@@ -43,6 +48,16 @@ echo "target: $NRP_SUBNQN on $NRP_TGT_IP4:$NRP_PORT ($NRP_NIC, $NRP_DEV)"
 announce ready
 
 port_off() { rm "$cfs/ports/1/subsystems/$NRP_SUBNQN"; }
+auth() { # HOSTNQN KEY [CKEY]
+	local h=$cfs/hosts/$1
+	nrp_nvmet_allow_hosts "$1"
+	[ -e "$h/dhchap_key" ] || { echo "nvmet has no in-band authentication"; return 4; }
+	echo "$2" >"$h/dhchap_key" && echo "hmac(sha256)" >"$h/dhchap_hash" || return 1
+	[ -z "${3:-}" ] || echo "$3" >"$h/dhchap_ctrl_key" || return 1
+	nrp_auth_dh_load
+	echo ffdhe2048 2>/dev/null >"$h/dhchap_dhgroup" || echo null >"$h/dhchap_dhgroup"
+	echo "host $1 must authenticate: hmac(sha256), $(cat "$h/dhchap_dhgroup")"
+}
 port_on() { ln -s "$cfs/subsystems/$NRP_SUBNQN" "$cfs/ports/1/subsystems/"; }
 
 # One command; its output is the answer.
@@ -52,6 +67,7 @@ serve() {
 	port-on)	port_on ;;
 	nvmet-stop)	port_off && modprobe -r nvmet-rdma ;;
 	nvmet-start)	modprobe nvmet-rdma && port_on ;;
+	auth)		shift; auth "$@" ;;
 	stop)		return 0 ;;
 	*)		echo "unknown target command '$*'"; return 1 ;;
 	esac
