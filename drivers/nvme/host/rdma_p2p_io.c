@@ -171,6 +171,22 @@ static void nrp_handle_rsp(struct nrp_queue *queue,
 		return;
 	}
 	req = blk_mq_rq_to_pdu(rq);
+	/*
+	 * The command id still names this request (same generation), but
+	 * its response came already: the request may be complete, even
+	 * freed, or waiting for its LOCAL_INV. Taking this one as well
+	 * would drop a reference it does not hold, or invalidate its MR
+	 * twice.
+	 */
+	if (unlikely(req->answered)) {
+		dev_err_ratelimited(ctrl->ctrl.device,
+				    "got a second completion for command %#x on QP %#x: queue %d, ignoring it\n",
+				    cqe->command_id, queue->qp->qp_num,
+				    nrp_qid(queue));
+		nrp_protocol_error(queue);
+		return;
+	}
+	req->answered = true;
 	req->status = cqe->status;
 	req->result = cqe->result;
 
@@ -545,6 +561,7 @@ static enum nrp_prep_result nrp_prep_rq(struct nrp_queue *queue,
 	req->send_wr.num_sge = req->num_sge;
 	req->send_wr.opcode = IB_WR_SEND;
 	req->send_wr.send_flags = IB_SEND_SIGNALED;
+	req->answered = false;
 
 	ib_dma_sync_single_for_device(ibdev, req->sqe.dma, sizeof(*cmd),
 				      DMA_TO_DEVICE);
@@ -695,6 +712,8 @@ static int nrp_init_request(struct blk_mq_tag_set *set, struct request *rq,
 	req->reg_cqe.done = nrp_reg_done;
 	req->inv_cqe.done = nrp_inv_done;
 	req->dma_kind = NRP_DMA_NONE;
+	/* a command id of a request never sent answers nothing */
+	req->answered = true;
 	nvme_req(rq)->ctrl = &ctrl->ctrl;
 	nvme_req(rq)->cmd = cmd;
 	return 0;
