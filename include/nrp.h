@@ -134,6 +134,7 @@ enum nrp_queue_flags {
 	NRP_Q_CONNECTED,	/* RDMA connection up and not yet drained */
 	NRP_Q_ALLOCATED,	/* nrp_alloc_queue() finished successfully */
 	NRP_Q_LIVE,		/* fabrics Connect done, open for commands */
+	NRP_Q_AER_POSTED,	/* our async event request awaits its answer */
 };
 
 struct nrp_queue {

@@ -235,6 +235,25 @@ static void nrp_handle_rsp(struct nrp_queue *queue,
 	nrp_put_req(req);
 }
 
+/*
+ * Only the one async event request we posted may complete: the core posts
+ * another for each event, so events nobody asked for would have it post
+ * requests without bound, all from the one AER capsule buffer.
+ */
+static void nrp_handle_aen(struct nrp_queue *queue,
+			   struct nvme_completion *cqe)
+{
+	if (unlikely(!test_and_clear_bit(NRP_Q_AER_POSTED, &queue->flags))) {
+		dev_err_ratelimited(queue->ctrl->ctrl.device,
+				    "got async event completion %#x with none outstanding: queue %d\n",
+				    cqe->command_id, nrp_qid(queue));
+		nrp_protocol_error(queue);
+		return;
+	}
+	nvme_complete_async_event(&queue->ctrl->ctrl, cqe->status,
+				  &cqe->result);
+}
+
 static void nrp_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct nrp_qe *qe = container_of(wc->wr_cqe, struct nrp_qe, cqe);
@@ -263,8 +282,7 @@ static void nrp_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	 * recognised by their command id.
 	 */
 	if (unlikely(nvme_is_aen_req(nrp_qid(queue), cqe->command_id)))
-		nvme_complete_async_event(&queue->ctrl->ctrl, cqe->status,
-					  &cqe->result);
+		nrp_handle_aen(queue, cqe);
 	else
 		nrp_handle_rsp(queue, cqe, wc);
 	ib_dma_sync_single_for_device(ibdev, qe->dma, sizeof(*cqe),
@@ -293,6 +311,9 @@ void nrp_submit_async_event(struct nvme_ctrl *nctrl)
 	/* recovery will ask again once the admin queue is back */
 	if (!test_bit(NRP_Q_LIVE, &queue->flags) || !cmd)
 		return;
+	/* one at a time: the capsule buffer is shared */
+	if (test_and_set_bit(NRP_Q_AER_POSTED, &queue->flags))
+		return;
 
 	ibdev = queue->dev->ibdev;
 	ib_dma_sync_single_for_cpu(ibdev, qe->dma, sizeof(*cmd),
@@ -311,9 +332,11 @@ void nrp_submit_async_event(struct nvme_ctrl *nctrl)
 	sge.lkey = queue->dev->pd->local_dma_lkey;
 
 	ret = ib_post_send(queue->qp, &wr, NULL);
-	if (unlikely(ret))
+	if (unlikely(ret)) {
+		clear_bit(NRP_Q_AER_POSTED, &queue->flags);
 		dev_err(ctrl->ctrl.device,
 			"posting the async event request failed: %d\n", ret);
+	}
 }
 
 /*
