@@ -33,8 +33,13 @@ static void nrp_wr_failed(struct nrp_queue *queue, struct ib_wc *wc,
 {
 	struct nrp_ctrl *ctrl = queue->ctrl;
 
-	/* flushes while tearing down are expected and not worth a line */
-	if (nvme_ctrl_state(&ctrl->ctrl) == NVME_CTRL_LIVE) {
+	/*
+	 * Flushes while tearing down are expected and not worth a line;
+	 * any other error is the reason something fails, also while
+	 * connecting, where it is otherwise only seen as a timeout.
+	 */
+	if (wc->status != IB_WC_WR_FLUSH_ERR ||
+	    nvme_ctrl_state(&ctrl->ctrl) == NVME_CTRL_LIVE) {
 		nrp_qstat_inc(queue, NRP_STAT_ERRORS);
 		dev_info(ctrl->ctrl.device,
 			 "%s for CQE 0x%p failed with status %s (%d): queue %d\n",
