@@ -109,6 +109,12 @@ struct nrp_request {
 	 * the LOCAL_INV completion when the rkey must be invalidated here).
 	 */
 	refcount_t		pending;
+	/*
+	 * The target's response for this use of the request arrived (or
+	 * the request was never started): any further one for the same
+	 * command id is the target's error, not a completion.
+	 */
+	bool			answered;
 	__le16			status;
 	union nvme_result	result;
 	u8			dma_kind;	/* enum nrp_dma_kind */
@@ -128,6 +134,7 @@ enum nrp_queue_flags {
 	NRP_Q_CONNECTED,	/* RDMA connection up and not yet drained */
 	NRP_Q_ALLOCATED,	/* nrp_alloc_queue() finished successfully */
 	NRP_Q_LIVE,		/* fabrics Connect done, open for commands */
+	NRP_Q_AER_POSTED,	/* our async event request awaits its answer */
 };
 
 struct nrp_queue {

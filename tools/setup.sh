@@ -27,7 +27,7 @@ done
 tools=(make gcc bc flex bison libelf-dev libssl-dev dwarves cpio xz-utils kmod
        file sparse perl python3 qemu-system-x86 busybox-static
        nvme-cli rdma-core ibverbs-utils iproute2 fio e2fsprogs xfsprogs
-       trace-cmd dkms python3-sphinx)
+       trace-cmd dkms python3-sphinx libibverbs-dev librdmacm-dev)
 
 # The packages not installed at the version wanted, from the apt lists as
 # they are now.

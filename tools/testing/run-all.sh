@@ -275,10 +275,13 @@ siw_only=
 # reset and reconnect, teardown under load) over rxe.
 check_612_extra=(connect fio_verify reset_during_io teardown_live)
 # fuzz_options writes 2000 strings in at most 2 minutes on stock; on the
-# debug kernel (full tier) 10000, with a kmemleak scan.
+# debug kernel (full tier) 10000, with a kmemleak scan. hostile_target (a
+# misbehaving user-space target over rxe, one association per mode) runs
+# on stock in the check tier and on every kernel, debug included, in full.
 rxe_on_stock=("${siw_all[@]}" batch_map_fail post_fail_mr bogus_invalidation
 	exit_during_free reconnect_quiesced mdts_shrink device_removal
-	log_wording transport_name pi_namespace fuzz_options nrp_stat)
+	log_wording transport_name pi_namespace fuzz_options nrp_stat
+	hostile_target)
 
 # One guest boot of kernel $1 runs the whole in-guest suite.
 guest_part() { # KERNEL TEST...

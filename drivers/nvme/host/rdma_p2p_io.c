@@ -33,8 +33,13 @@ static void nrp_wr_failed(struct nrp_queue *queue, struct ib_wc *wc,
 {
 	struct nrp_ctrl *ctrl = queue->ctrl;
 
-	/* flushes while tearing down are expected and not worth a line */
-	if (nvme_ctrl_state(&ctrl->ctrl) == NVME_CTRL_LIVE) {
+	/*
+	 * Flushes while tearing down are expected and not worth a line;
+	 * any other error is the reason something fails, also while
+	 * connecting, where it is otherwise only seen as a timeout.
+	 */
+	if (wc->status != IB_WC_WR_FLUSH_ERR ||
+	    nvme_ctrl_state(&ctrl->ctrl) == NVME_CTRL_LIVE) {
 		nrp_qstat_inc(queue, NRP_STAT_ERRORS);
 		dev_info(ctrl->ctrl.device,
 			 "%s for CQE 0x%p failed with status %s (%d): queue %d\n",
@@ -171,6 +176,22 @@ static void nrp_handle_rsp(struct nrp_queue *queue,
 		return;
 	}
 	req = blk_mq_rq_to_pdu(rq);
+	/*
+	 * The command id still names this request (same generation), but
+	 * its response came already: the request may be complete, even
+	 * freed, or waiting for its LOCAL_INV. Taking this one as well
+	 * would drop a reference it does not hold, or invalidate its MR
+	 * twice.
+	 */
+	if (unlikely(req->answered)) {
+		dev_err_ratelimited(ctrl->ctrl.device,
+				    "got a second completion for command %#x on QP %#x: queue %d, ignoring it\n",
+				    cqe->command_id, queue->qp->qp_num,
+				    nrp_qid(queue));
+		nrp_protocol_error(queue);
+		return;
+	}
+	req->answered = true;
 	req->status = cqe->status;
 	req->result = cqe->result;
 
@@ -219,6 +240,25 @@ static void nrp_handle_rsp(struct nrp_queue *queue,
 	nrp_put_req(req);
 }
 
+/*
+ * Only the one async event request we posted may complete: the core posts
+ * another for each event, so events nobody asked for would have it post
+ * requests without bound, all from the one AER capsule buffer.
+ */
+static void nrp_handle_aen(struct nrp_queue *queue,
+			   struct nvme_completion *cqe)
+{
+	if (unlikely(!test_and_clear_bit(NRP_Q_AER_POSTED, &queue->flags))) {
+		dev_err_ratelimited(queue->ctrl->ctrl.device,
+				    "got async event completion %#x with none outstanding: queue %d\n",
+				    cqe->command_id, nrp_qid(queue));
+		nrp_protocol_error(queue);
+		return;
+	}
+	nvme_complete_async_event(&queue->ctrl->ctrl, cqe->status,
+				  &cqe->result);
+}
+
 static void nrp_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct nrp_qe *qe = container_of(wc->wr_cqe, struct nrp_qe, cqe);
@@ -247,8 +287,7 @@ static void nrp_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	 * recognised by their command id.
 	 */
 	if (unlikely(nvme_is_aen_req(nrp_qid(queue), cqe->command_id)))
-		nvme_complete_async_event(&queue->ctrl->ctrl, cqe->status,
-					  &cqe->result);
+		nrp_handle_aen(queue, cqe);
 	else
 		nrp_handle_rsp(queue, cqe, wc);
 	ib_dma_sync_single_for_device(ibdev, qe->dma, sizeof(*cqe),
@@ -277,6 +316,9 @@ void nrp_submit_async_event(struct nvme_ctrl *nctrl)
 	/* recovery will ask again once the admin queue is back */
 	if (!test_bit(NRP_Q_LIVE, &queue->flags) || !cmd)
 		return;
+	/* one at a time: the capsule buffer is shared */
+	if (test_and_set_bit(NRP_Q_AER_POSTED, &queue->flags))
+		return;
 
 	ibdev = queue->dev->ibdev;
 	ib_dma_sync_single_for_cpu(ibdev, qe->dma, sizeof(*cmd),
@@ -295,9 +337,11 @@ void nrp_submit_async_event(struct nvme_ctrl *nctrl)
 	sge.lkey = queue->dev->pd->local_dma_lkey;
 
 	ret = ib_post_send(queue->qp, &wr, NULL);
-	if (unlikely(ret))
+	if (unlikely(ret)) {
+		clear_bit(NRP_Q_AER_POSTED, &queue->flags);
 		dev_err(ctrl->ctrl.device,
 			"posting the async event request failed: %d\n", ret);
+	}
 }
 
 /*
@@ -545,6 +589,7 @@ static enum nrp_prep_result nrp_prep_rq(struct nrp_queue *queue,
 	req->send_wr.num_sge = req->num_sge;
 	req->send_wr.opcode = IB_WR_SEND;
 	req->send_wr.send_flags = IB_SEND_SIGNALED;
+	req->answered = false;
 
 	ib_dma_sync_single_for_device(ibdev, req->sqe.dma, sizeof(*cmd),
 				      DMA_TO_DEVICE);
@@ -738,6 +783,8 @@ static int nrp_init_request(struct blk_mq_tag_set *set, struct request *rq,
 	req->reg_cqe.done = nrp_reg_done;
 	req->inv_cqe.done = nrp_inv_done;
 	req->dma_kind = NRP_DMA_NONE;
+	/* a command id of a request never sent answers nothing */
+	req->answered = true;
 	nvme_req(rq)->ctrl = &ctrl->ctrl;
 	nvme_req(rq)->cmd = cmd;
 	return 0;

@@ -687,6 +687,8 @@ int nrp_alloc_queue(struct nrp_ctrl *ctrl, int qid, int depth)
 	else
 		queue->capsule_len = sizeof(struct nvme_command);
 	queue->cm_error = -ETIMEDOUT;
+	/* an async event request of the last association died with it */
+	clear_bit(NRP_Q_AER_POSTED, &queue->flags);
 	init_completion(&queue->cm_done);
 	mutex_init(&queue->stop_lock);
 	spin_lock_init(&queue->sq_lock);
