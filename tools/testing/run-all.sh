@@ -281,9 +281,11 @@ check_612_extra=(connect fio_verify reset_during_io teardown_live)
 check_612_open=(auth)
 # fuzz_options writes 2000 strings in at most 2 minutes on stock; on the
 # debug kernel (full tier) 10000, with a kmemleak scan.
+# dkms_load installs what DKMS built on the host, which it does for the
+# stock kernels only (the P2PDMA kernels have no headers package).
 rxe_on_stock=("${siw_all[@]}" batch_map_fail post_fail_mr bogus_invalidation
 	exit_during_free reconnect_quiesced mdts_shrink device_removal
-	log_wording transport_name pi_namespace fuzz_options nrp_stat)
+	log_wording transport_name pi_namespace fuzz_options nrp_stat dkms_load)
 
 # One guest boot of kernel $1 runs the whole in-guest suite.
 guest_part() { # KERNEL TEST...
@@ -350,8 +352,18 @@ guest_part() { # KERNEL TEST...
 		result fail "$k/build-foreign-module" "see $out/build-$other.log"
 		foreign=
 	fi
+	# DKMS's build of the module for a stock kernel, made on the host
+	# (tools/vm/build-dkms.sh, cached until the source changes), which
+	# test_dkms_load.sh installs and loads in the guest
+	local dkms=()
+	case $k in
+	stock | stock-*)
+		if [ ${#tests[@]} = 0 ] || in_list dkms_load "${tests[@]}"; then
+			dkms=(--dkms)
+		fi ;;
+	esac
 	nrp_log "guest $k: running the in-guest suite"
-	timed "guest $k" suite_run "$k" "$k" --foreign-ko "$foreign" \
+	timed "guest $k" suite_run "$k" "$k" --foreign-ko "$foreign" "${dkms[@]}" \
 		-- tools/testing/selftests/nvme-rdma-p2p/run_tests.sh "${tests[@]}"
 }
 
