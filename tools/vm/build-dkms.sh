@@ -41,11 +41,11 @@ files() {
 			-type f ! -name '*.o' ! -name '*.ko' ! -name '.*.cmd' -print0)
 	fi
 }
-# The key covers what the build reads, so that editing a test or a
-# document does not cost a rebuild.
+# The key covers what the build reads (and this recipe), so that editing
+# a test or a document does not cost a rebuild.
 key=$( { (cd "$NRP_TOP" && files | grep -zE '^(dkms\.conf|Kbuild|Makefile|drivers/|include/|scripts/)' |
 	  sort -z | xargs -0 sha256sum 2>/dev/null)
-	 dkms --version; echo "$krel"; } | sha256sum | cut -c1-12)
+	 cat "$0"; dkms --version; echo "$krel"; } | sha256sum | cut -c1-12)
 base=$NRP_TOP/.build/dkms
 d=$base/$krel-$key
 if [ -e "$d/.done" ]; then
