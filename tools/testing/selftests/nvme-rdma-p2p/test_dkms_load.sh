@@ -49,7 +49,7 @@ build_id() {
 	case $1 in
 	*.xz)	xz -dc "$1" >/tmp/nrp-dkms-id.ko && set -- /tmp/nrp-dkms-id.ko ;;
 	esac
-	readelf -n "$1" | awk '/Build ID:/ { print $3 }'
+	readelf -n "$1" 2>/dev/null | awk '/Build ID:/ { print $3 }'
 }
 # ...and of the module in memory (the note after its 16-byte header)
 loaded_build_id() {
