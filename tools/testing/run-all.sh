@@ -278,10 +278,16 @@ check_612_extra=(connect fio_verify reset_during_io teardown_live)
 # debug kernel (full tier) 10000, with a kmemleak scan. hostile_target (a
 # misbehaving user-space target over rxe, one association per mode) runs
 # on stock in the check tier and on every kernel, debug included, in full.
+# dkms_load installs what DKMS built on the host, which it does for the
+# stock kernels only (the P2PDMA kernels have no headers package).
 rxe_on_stock=("${siw_all[@]}" batch_map_fail post_fail_mr bogus_invalidation
 	exit_during_free reconnect_quiesced mdts_shrink device_removal
 	log_wording transport_name pi_namespace fuzz_options nrp_stat
-	hostile_target)
+	hostile_target dkms_load)
+# Full tier only: dkms_load spends 4 to 9 minutes of a TCG guest in bash
+# (dkms install and remove); the check tier covers DKMS on the host
+# (host/dkms: add, build, install, remove for both series).
+full_only=(dkms_load)
 
 # One guest boot of kernel $1 runs the whole in-guest suite.
 guest_part() { # KERNEL TEST...
@@ -301,11 +307,16 @@ guest_part() { # KERNEL TEST...
 	if [ -n "$siw_only" ] && [ $# = 0 ]; then
 		case $k in stock | stock-* | debug) ;; *) p2p_check=1 ;; esac
 	fi
-	if [ ${#tests[@]} = 0 ] && { [ -n "$p2p_check" ] || in_list "$k" "$siw_kernels"; }; then
+	if [ ${#tests[@]} = 0 ] && { [ -n "$p2p_check" ] || in_list "$k" "$siw_kernels" ||
+		[ "$tier" = check ]; }; then
 		# run_tests.sh runs all tests when none is named: name them
 		for t in "$NRP_TOP"/tools/testing/selftests/nvme-rdma-p2p/test_*.sh; do
 			t=$(basename "$t" .sh)
-			case $t in test_pair_*) ;; *) tests+=("${t#test_}") ;; esac
+			t=${t#test_}
+			case $t in pair_*) continue ;; esac
+			# the check tier leaves out what only the full tier runs
+			[ "$tier" = check ] && [ $# = 0 ] && in_list "$t" "${full_only[@]}" && continue
+			tests+=("$t")
 		done
 	fi
 	if [ -n "$p2p_check" ]; then
@@ -344,8 +355,18 @@ guest_part() { # KERNEL TEST...
 		result fail "$k/build-foreign-module" "see $out/build-$other.log"
 		foreign=
 	fi
+	# DKMS's build of the module for a stock kernel, made on the host
+	# (tools/vm/build-dkms.sh, cached until the source changes), which
+	# test_dkms_load.sh installs and loads in the guest
+	local dkms=()
+	case $k in
+	stock | stock-*)
+		if [ ${#tests[@]} = 0 ] || in_list dkms_load "${tests[@]}"; then
+			dkms=(--dkms)
+		fi ;;
+	esac
 	nrp_log "guest $k: running the in-guest suite"
-	timed "guest $k" suite_run "$k" "$k" --foreign-ko "$foreign" \
+	timed "guest $k" suite_run "$k" "$k" --foreign-ko "$foreign" "${dkms[@]}" \
 		-- tools/testing/selftests/nvme-rdma-p2p/run_tests.sh "${tests[@]}"
 }
 

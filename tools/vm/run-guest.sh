@@ -20,6 +20,10 @@
 #                             when the caller puts it into DIR/foreign.ko
 #                             while the guest runs (DIR/foreign.ko.failed
 #                             if it cannot), and the test waits for it
+#   --dkms                    build the module with DKMS on the host for this
+#                             (stock) kernel, tools/vm/build-dkms.sh, and
+#                             name the result in NRP_DKMS_DIR for
+#                             test_dkms_load.sh, which installs it in the guest
 #   --gpu-mem SIZE            size of the simulated GPU BAR, a QEMU ivshmem
 #                             device backed outside guest RAM (default
 #                             2G: two 1 GiB checkpoint regions; 0 for none)
@@ -43,7 +47,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 kernel=stock out= timeout=900 mem=3072 smp=2 foreign= gpu_mem=2G qemu_extra=() append=
-icount=0
+icount=0 dkms=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel)	kernel=$2; shift 2 ;;
@@ -55,6 +59,7 @@ while [ $# -gt 0 ]; do
 	--append)	append+=" $2"; shift 2 ;;
 	--foreign-ko)	foreign=$2; shift 2 ;;
 	--gpu-mem)	gpu_mem=$2; shift 2 ;;
+	--dkms)		dkms=1; shift ;;
 	--icount)	icount=1; shift ;;
 	--)		shift; break ;;
 	-h|--help)	sed -n '3,/^set -euo/p' "$0" | sed 's/^# \{0,1\}//; /^set -euo/d'; exit 0 ;;
@@ -111,6 +116,13 @@ cp "$kmods"/modules.builtin* "$kmods"/modules.order "$stage/" 2>/dev/null || tru
 cp "$kodir"/*.ko "$stage/updates/nvme-rdma-p2p/"
 depmod -b "$out/modules" "$krel" || nrp_die "depmod for $krel failed"
 rm "$stage/kernel"
+# DKMS's own build of the module (a few tens of seconds, then cached until
+# the tree changes); a failed build fails test_dkms_load.sh, not the boot.
+dkms_dir=
+if [ "$dkms" = 1 ]; then
+	dkms_dir=$("$NRP_TOP/tools/vm/build-dkms.sh" "$kernel" 2>"$out/dkms-build.log") ||
+		{ nrp_log "dkms build failed, see $out/dkms-build.log"; dkms_dir=failed; }
+fi
 cat >"$out/job.env" <<ENV
 NRP_TOP='$NRP_TOP'
 NRP_KERNEL='$kernel'
@@ -118,6 +130,7 @@ NRP_KO='$kodir/nvme-rdma-p2p.ko'
 NRP_KO_DIR='$kodir'
 NRP_FOREIGN_KO='$([ "$foreign" = later ] && echo /nrp-job/foreign.ko || echo "$foreign")'
 NRP_GUEST_MODULES='$guest_mods'
+NRP_DKMS_DIR='$dkms_dir'
 NRP_JOB='$(printf '%s' "$job" | sed "s/'/'\\\\''/g")'
 ENV
 

@@ -6,6 +6,14 @@
 # id, with the bytes and memory kind of the write and a success status.
 # Disabled again, the same I/O records nothing. The README's trace-cmd
 # example sees the same events.
+#
+# Then the controller's own events: its target port goes away and comes
+# back. One nrp_error_recovery names the controller and its queue count;
+# nrp_reconnect follows with attempts 1, 2, ... at least reconnect_delay
+# apart, each failed one with the negative errno the kernel log reports for
+# that attempt, the last one with result 0, as many as the counters count.
+# A second controller of the same subsystem, through a second port that
+# stays, records nothing and stays live.
 . "$(dirname "$0")/lib.sh"
 
 T=/sys/kernel/tracing
@@ -15,7 +23,7 @@ T=/sys/kernel/tracing
 E=$T/events/nvme_rdma_p2p
 
 nrp_std_setup 64
-nrp_connect; ctrl=$NRP_CTRL
+nrp_connect --nr-io-queues=2 --reconnect-delay=1 --ctrl-loss-tmo=60; ctrl=$NRP_CTRL
 dev=$(nrp_ns_dev "$ctrl") || nrp_fail "no namespace"
 inst=${ctrl#nvme}
 
@@ -82,4 +90,96 @@ if command -v trace-cmd >/dev/null; then
 else
 	echo "trace-cmd not installed: its example not run (tools/setup.sh installs it)"
 fi
+
+# --- error recovery and reconnect ------------------------------------------
+cfs=/sys/kernel/config/nvmet
+port_link=$cfs/ports/1/subsystems/$NRP_SUBNQN
+mkdir $cfs/ports/2 || nrp_fail "cannot create a second nvmet port"
+nrp_cleanup_push "rmdir $cfs/ports/2"
+echo rdma >$cfs/ports/2/addr_trtype
+echo ipv4 >$cfs/ports/2/addr_adrfam
+echo "$NRP_TGT_IP4" >$cfs/ports/2/addr_traddr
+echo $((NRP_PORT + 1)) >$cfs/ports/2/addr_trsvcid
+ln -s "$cfs/subsystems/$NRP_SUBNQN" $cfs/ports/2/subsystems/ ||
+	nrp_fail "cannot enable the second nvmet port"
+nrp_cleanup_push "rm $cfs/ports/2/subsystems/$NRP_SUBNQN"
+out=$(nvme connect -t "$NRP_TRANSPORT" -a "$NRP_TGT_IP4" -s $((NRP_PORT + 1)) \
+	-n "$NRP_SUBNQN" --nr-io-queues=1 2>&1) || nrp_fail "second connect failed: $out"
+other=
+for c in /sys/class/nvme/nvme*; do
+	grep -q "trsvcid=$((NRP_PORT + 1))" "$c/address" 2>/dev/null && other=$(basename "$c")
+done
+[ -n "$other" ] && [ "$other" != "$ctrl" ] || nrp_fail "no second controller through port $((NRP_PORT + 1))"
+echo "$ctrl through port $NRP_PORT, $other through port $((NRP_PORT + 1))"
+
+queues=$(($(grep -c . "$NRP_DEBUGFS/$ctrl/queue_stats") - 1))
+rec0=$(nrp_stat "$ctrl" recoveries)
+att0=$(nrp_stat "$ctrl" reconnect_attempts)
+con0=$(nrp_stat "$ctrl" reconnects)
+echo 0 >$E/enable
+echo 1 >$E/nrp_error_recovery/enable
+echo 1 >$E/nrp_reconnect/enable
+echo 0 >$T/tracing_on
+echo >$T/trace
+echo 1 >$T/tracing_on
+nrp_dmesg_mark
+# the port forgets the subsystem: nvmet drops its controllers there
+rm "$port_link" || nrp_fail "cannot take the subsystem off port $NRP_PORT"
+nrp_cleanup_push "ln -s $cfs/subsystems/$NRP_SUBNQN $cfs/ports/1/subsystems/"
+# wait for a failed attempt (every 1 s while the port is away)
+for i in $(seq 300); do
+	grep -q "nrp_reconnect: nvme$inst attempt=[0-9]* result=-" $T/trace && break
+	sleep 0.2
+done
+ln -s "$cfs/subsystems/$NRP_SUBNQN" $cfs/ports/1/subsystems/ ||
+	nrp_fail "cannot put the subsystem back on port $NRP_PORT"
+nrp_wait_state "$ctrl" 60 || nrp_fail "$ctrl not live again ($(nrp_ctrl_state "$ctrl"))"
+# the successful attempt is traced as the controller turns live
+for i in $(seq 50); do
+	grep -q "nrp_reconnect: nvme$inst attempt=[0-9]* result=0" $T/trace && break
+	sleep 0.2
+done
+echo 0 >$T/tracing_on
+echo 0 >$E/enable
+buf=$(grep -E 'nrp_(error_recovery|reconnect):' $T/trace)
+echo "$buf" | sed 's/^ *//'
+
+echo "$buf" | grep -E "nrp_[a-z_]*: nvme$other " && nrp_fail "events for $other, whose port stayed"
+nrp_expect "$other state" "$(nrp_ctrl_state "$other")" live
+nrp_expect "nrp_error_recovery events of $ctrl" \
+	"$(echo "$buf" | grep -c "nrp_error_recovery: nvme$inst ")" 1
+echo "$buf" | grep -q "nrp_error_recovery: nvme$inst queues=$queues$" ||
+	nrp_fail "nrp_error_recovery does not say queues=$queues (admin + I/O queues of $ctrl)"
+first=$(echo "$buf" | grep -E "nrp_(error_recovery|reconnect): nvme$inst " | head -n1)
+case $first in
+*nrp_error_recovery:*) ;;
+*) nrp_fail "the first event is not the recovery: $first" ;;
+esac
+rec=$(echo "$buf" | grep "nrp_reconnect: nvme$inst ")
+n=$(echo "$rec" | grep -c .)
+[ "$n" -ge 2 ] || nrp_fail "$n nrp_reconnect events; expected a failed attempt and a successful one"
+a_prev=0 t_prev=
+while read -r t a r; do
+	[ "$a" = $((a_prev + 1)) ] || nrp_fail "attempt $a follows attempt $a_prev"
+	if [ "$a" -lt "$n" ]; then
+		[ "$r" -lt 0 ] || nrp_fail "attempt $a of $n: result $r, expected a negative errno"
+		nrp_dmesg_since | grep -q "nvme$inst: Failed reconnect attempt $a: $r$" ||
+			nrp_fail "the kernel log does not report attempt $a failing with $r"
+	else
+		[ "$r" = 0 ] || nrp_fail "the last attempt ($a) has result $r, expected 0"
+	fi
+	if [ -n "$t_prev" ]; then
+		awk -v a="$t_prev" -v b="$t" 'BEGIN { exit !(b - a >= 0.9) }' ||
+			nrp_fail "attempt $a at ${t}s came less than reconnect_delay (1 s) after ${t_prev}s"
+	fi
+	a_prev=$a t_prev=$t
+done < <(echo "$rec" | sed -n 's/.* \([0-9]*\.[0-9]*\): nrp_reconnect: nvme[0-9]* attempt=\([0-9]*\) result=\(-*[0-9]*\)$/\1 \2 \3/p')
+[ "$a_prev" = "$n" ] || nrp_fail "parsed $a_prev of $n nrp_reconnect events"
+nrp_dmesg_since | grep -q "nvme$inst: Successfully reconnected ($n attempts)" ||
+	nrp_fail "the kernel log does not report success after $n attempts"
+nrp_expect "recoveries counted" $(($(nrp_stat "$ctrl" recoveries) - rec0)) 1
+nrp_expect "reconnect attempts counted" $(($(nrp_stat "$ctrl" reconnect_attempts) - att0)) "$n"
+nrp_expect "reconnects counted" $(($(nrp_stat "$ctrl" reconnects) - con0)) 1
+dd if=/dev/zero of="$dev" bs=4k count=1 seek=10 oflag=direct status=none ||
+	nrp_fail "write after the reconnect failed"
 nrp_pass
