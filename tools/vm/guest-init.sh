@@ -22,7 +22,7 @@ hostname nrp-guest
 ip link set lo up
 
 . /nrp-job/job.env
-export NRP_TOP NRP_KO NRP_KO_DIR NRP_FOREIGN_KO NRP_KERNEL NRP_DKMS_DIR
+export NRP_TOP NRP_KO NRP_KO_DIR NRP_FOREIGN_KO NRP_KERNEL NRP_DKMS_DIR NRP_TIER
 
 # Install our modules the way "make install" does, so that modprobe,
 # dependencies and modprobe.d behave as on a user's machine.

@@ -37,7 +37,9 @@
 # (any signal but KILL) ends QEMU too.
 #
 # COMMAND runs in the guest with bash, in the checkout. Its environment
-# has NRP_KO (our module for this kernel) and NRP_KO_DIR (the fixtures).
+# has NRP_KO (our module for this kernel), NRP_KO_DIR (the fixtures) and
+# the caller's NRP_TIER (run-all.sh's tier, check or full; empty when run
+# by hand), which tests with a costly size read to pick it per tier.
 # The guest runs with -nic none: no packet leaves it.
 #
 # Exit status: the job's, or 1 when the console shows a kernel splat
@@ -126,6 +128,7 @@ fi
 cat >"$out/job.env" <<ENV
 NRP_TOP='$NRP_TOP'
 NRP_KERNEL='$kernel'
+NRP_TIER='${NRP_TIER:-}'
 NRP_KO='$kodir/nvme-rdma-p2p.ko'
 NRP_KO_DIR='$kodir'
 NRP_FOREIGN_KO='$([ "$foreign" = later ] && echo /nrp-job/foreign.ko || echo "$foreign")'
