@@ -132,6 +132,15 @@ enum nrp_queue_flags {
 
 struct nrp_queue {
 	struct nrp_ctrl		*ctrl;
+	/*
+	 * Fixed for the life of the controller (set with ctrl): the queue's
+	 * index in ctrl->queues and its own row of the counters. Kept here
+	 * because the command path needs both on every I/O and deriving
+	 * them (a pointer difference divided by the struct size, a load of
+	 * ctrl->stats) costs more than the counter update itself.
+	 */
+	int			qid;
+	struct nrp_stats __percpu *stats;
 	struct nrp_device	*dev;
 	struct rdma_cm_id	*cm_id;
 	struct ib_qp		*qp;
@@ -266,7 +275,7 @@ static inline struct nrp_ctrl *to_nrp_ctrl(struct nvme_ctrl *nctrl)
 
 static inline int nrp_qid(struct nrp_queue *queue)
 {
-	return queue - queue->ctrl->queues;
+	return queue->qid;
 }
 
 /* Room for in-capsule data behind the 64-byte command. */
@@ -289,9 +298,7 @@ static inline void nrp_stat_inc(struct nrp_ctrl *ctrl, enum nrp_stat s)
 static inline void nrp_qstat_add(struct nrp_queue *queue, enum nrp_stat s,
 				 u64 n)
 {
-	struct nrp_stats __percpu *row = queue->ctrl->stats + nrp_qid(queue);
-
-	this_cpu_add(row->v[s], n);
+	this_cpu_add(queue->stats->v[s], n);
 }
 
 static inline void nrp_qstat_inc(struct nrp_queue *queue, enum nrp_stat s)
