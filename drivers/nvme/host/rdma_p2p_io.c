@@ -67,16 +67,25 @@ static void nrp_complete_rq(struct request *rq)
 	nvme_complete_rq(rq);
 }
 
-/* Drop one of the events a request waits for; the last one completes it. */
-static void nrp_put_req(struct nrp_request *req)
+/* The last event a request waited for happened: complete it. */
+static void nrp_end_req(struct nrp_request *req)
 {
 	struct request *rq = blk_mq_rq_from_pdu(req);
 
-	if (!refcount_dec_and_test(&req->pending))
-		return;
 	trace_nrp_complete(req->queue, rq, req->status);
 	if (!nvme_try_complete_req(rq, req->status, req->result))
 		nrp_complete_rq(rq);
+}
+
+/*
+ * Drop one of the events a request waits for; the last one completes it.
+ * Inline: every I/O drops two (SEND and response), and only one of them
+ * has more to do than the decrement.
+ */
+static __always_inline void nrp_put_req(struct nrp_request *req)
+{
+	if (refcount_dec_and_test(&req->pending))
+		nrp_end_req(req);
 }
 
 static void nrp_send_done(struct ib_cq *cq, struct ib_wc *wc)
