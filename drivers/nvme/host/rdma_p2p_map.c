@@ -238,14 +238,9 @@ static int nrp_map_frwr(struct nrp_queue *queue, struct nrp_request *req,
 	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
 	req->mr = mr;
 
-	memset(&req->reg_wr, 0, sizeof(req->reg_wr));
-	req->reg_wr.wr.opcode = IB_WR_REG_MR;
-	req->reg_wr.wr.wr_cqe = &req->reg_cqe;
-	req->reg_wr.wr.next = &req->send_wr;
+	/* the rest of reg_wr is set once, in nrp_init_request() */
 	req->reg_wr.mr = mr;
 	req->reg_wr.key = mr->rkey;
-	req->reg_wr.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |
-			     IB_ACCESS_REMOTE_WRITE;
 
 	desc->addr = cpu_to_le64(mr->iova);
 	put_unaligned_le24(mr->length, desc->length);
