@@ -54,6 +54,22 @@ static struct sg_table nrp_mapped_view(struct nrp_request *req)
 	return view;
 }
 
+/*
+ * The entry after @sg of a mapped table (NULL after its last), like
+ * sg_next() but inline: the walks below run on every command, and the
+ * out-of-line sg_next() is a call per segment (one more after the last
+ * one) where a contiguous table needs an increment.
+ */
+static inline struct scatterlist *nrp_sg_next(struct scatterlist *sg)
+{
+	if (sg_is_last(sg))
+		return NULL;
+	sg++;
+	if (unlikely(sg_is_chain(sg)))
+		sg = sg_chain_ptr(sg);
+	return sg;
+}
+
 /* Bytes of P2P memory in the request; counts their segments in @segs. */
 static u32 nrp_p2p_bytes(struct nrp_request *req, u32 *segs)
 {
@@ -64,7 +80,8 @@ static u32 nrp_p2p_bytes(struct nrp_request *req, u32 *segs)
 	*segs = 0;
 	if (!nrp_kernel_has_p2pdma())
 		return 0;
-	for_each_sg(req->sgt.sgl, sg, req->nents, i) {
+	for (sg = req->sgt.sgl, i = 0; i < req->nents;
+	     i++, sg = nrp_sg_next(sg)) {
 		if (nrp_is_p2p_page(sg_page(sg))) {
 			bytes += sg->length;
 			(*segs)++;
@@ -174,7 +191,7 @@ static void nrp_map_inline(struct nrp_queue *queue, struct nrp_request *req,
 	u32 len = 0;
 	int i;
 
-	for_each_sg(req->sgt.sgl, sg, count, i) {
+	for (sg = req->sgt.sgl, i = 0; i < count; i++, sg = nrp_sg_next(sg)) {
 		sge->addr = sg_dma_address(sg);
 		sge->length = sg_dma_len(sg);
 		sge->lkey = queue->dev->pd->local_dma_lkey;
