@@ -170,6 +170,15 @@ struct nrp_queue {
 	 * the QP goes. Under sq_lock.
 	 */
 	struct list_head	held_mrs;
+	/*
+	 * One MR per tag, taken out of the QP's MR pool when the queue is
+	 * built and put back when it goes: a command registers with the MR
+	 * of its tag, so the command path takes no pool lock. A slot is
+	 * NULL while its MR is held (above). Only the request owning the
+	 * tag touches its slot.
+	 */
+	struct ib_mr		**tag_mrs;
+	u32			nr_tag_mrs;
 };
 
 enum nrp_stat {

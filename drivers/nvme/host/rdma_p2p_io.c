@@ -12,7 +12,6 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/slab.h>
-#include <rdma/mr_pool.h>
 
 #include "nrp.h"
 #include "nrp_trace.h"
@@ -196,7 +195,7 @@ static void nrp_handle_rsp(struct nrp_queue *queue,
 		/*
 		 * The target invalidated a key that is not this command's:
 		 * this command's own rkey, if it has one, is still valid, and
-		 * its MR must not go back to the pool like that. Treat the
+		 * its MR must not be registered again like that. Treat the
 		 * response as one without invalidation: the command completes
 		 * only once our LOCAL_INV did. Whichever command owned the
 		 * key the target killed sees that as its own error. The
@@ -322,6 +321,8 @@ static void nrp_hold_mr(struct nrp_queue *queue, struct nrp_request *req)
 	spin_lock(&queue->sq_lock);
 	list_add_tail(&req->mr->qp_entry, &queue->held_mrs);
 	spin_unlock(&queue->sq_lock);
+	/* the tag has no MR until the queue is rebuilt */
+	queue->tag_mrs[blk_mq_rq_from_pdu(req)->tag] = NULL;
 	req->mr = NULL;
 	nrp_qstat_inc(queue, NRP_STAT_MRS_HELD);
 }

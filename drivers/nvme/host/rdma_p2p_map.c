@@ -6,8 +6,9 @@
  *   - in-capsule: small writes on I/O queues travel inside the SEND, the
  *     data SGEs right behind the command (SGL offset descriptor);
  *   - global rkey: one contiguous segment, only with register_always=N;
- *   - FRWR: register the pages in a fresh MR and hand its rkey to the
- *     target (keyed SGL descriptor), invalidated when the command ends.
+ *   - FRWR: register the pages in the MR of the command's tag under a new
+ *     key and hand that rkey to the target (keyed SGL descriptor),
+ *     invalidated when the command ends.
  * A request without data gets a null keyed descriptor.
  *
  * Pages may be PCI P2PDMA memory (a BAR of another PCI device). Those
@@ -28,7 +29,6 @@
 
 #include <linux/blk-mq.h>
 #include <linux/dma-mapping.h>
-#include <rdma/mr_pool.h>
 
 #include "nrp.h"	/* with the unaligned accessors, by nrp_compat.h */
 #include "nrp_trace.h"
@@ -227,15 +227,19 @@ static int nrp_map_frwr(struct nrp_queue *queue, struct nrp_request *req,
 			struct nvme_command *cmd, int count)
 {
 	struct nvme_keyed_sgl_desc *desc = &cmd->common.dptr.ksgl;
+	u32 tag = blk_mq_rq_from_pdu(req)->tag;
 	struct ib_mr *mr;
 	int mapped;
 
+	/* the queue has an MR for every tag its tag set can hand out */
+	if (WARN_ON_ONCE(tag >= queue->nr_tag_mrs))
+		return -EINVAL;
 	/*
-	 * The pool holds one MR per queue slot, so running dry is a bug,
-	 * unless MRs are held back after a failed post: the queue is then
-	 * about to be recovered, and the request waits for that.
+	 * The tag's MR is missing only while it is held after a failed
+	 * post: the queue is then about to be recovered, and the request
+	 * waits for that.
 	 */
-	mr = ib_mr_pool_get(queue->qp, &queue->qp->rdma_mrs);
+	mr = queue->tag_mrs[tag];
 	if (unlikely(!mr)) {
 		WARN_ON_ONCE(list_empty(&queue->held_mrs));
 		return -EAGAIN;
@@ -246,10 +250,8 @@ static int nrp_map_frwr(struct nrp_queue *queue, struct nrp_request *req,
 	 * the virt boundary the core gives the request queue.
 	 */
 	mapped = ib_map_mr_sg(mr, req->sgt.sgl, count, NULL, SZ_4K);
-	if (unlikely(mapped < count)) {
-		ib_mr_pool_put(queue->qp, &queue->qp->rdma_mrs, mr);
+	if (unlikely(mapped < count))
 		return mapped < 0 ? mapped : -EINVAL;
-	}
 
 	/* a new key per use, so a stale rkey held by the target is dead */
 	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
@@ -324,10 +326,8 @@ void nrp_unmap_data(struct nrp_queue *queue, struct request *rq)
 {
 	struct nrp_request *req = blk_mq_rq_to_pdu(rq);
 
-	if (req->mr) {
-		ib_mr_pool_put(queue->qp, &queue->qp->rdma_mrs, req->mr);
-		req->mr = NULL;
-	}
+	/* the MR stays with the tag, its rkey dead (see nrp_request.pending) */
+	req->mr = NULL;
 	if (req->dma_kind != NRP_DMA_NONE)
 		nrp_dma_unmap(queue, rq);
 }
