@@ -370,7 +370,21 @@ void nrp_discard_unposted(struct nrp_queue *queue);
 void nrp_set_null_sgl(struct nvme_command *cmd);
 int nrp_map_data(struct nrp_queue *queue, struct request *rq,
 		 struct nvme_command *cmd);
-void nrp_unmap_data(struct nrp_queue *queue, struct request *rq);
+void nrp_dma_unmap(struct nrp_queue *queue, struct request *rq);
+
+/*
+ * Undo nrp_map_data(). Inline: it runs on every completion and mostly
+ * decides that there is nothing but the DMA mapping to undo.
+ */
+static inline void nrp_unmap_data(struct nrp_queue *queue, struct request *rq)
+{
+	struct nrp_request *req = blk_mq_rq_to_pdu(rq);
+
+	/* the MR stays with the tag, its rkey dead (see nrp_request.pending) */
+	req->mr = NULL;
+	if (req->dma_kind != NRP_DMA_NONE)
+		nrp_dma_unmap(queue, rq);
+}
 
 /* rdma_p2p_stats.c */
 int nrp_stats_alloc(struct nrp_ctrl *ctrl);

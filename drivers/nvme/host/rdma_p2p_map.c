@@ -112,7 +112,7 @@ static int nrp_dma_map_p2p(struct nrp_queue *queue, struct nrp_request *req,
 	return 0;
 }
 
-static void nrp_dma_unmap(struct nrp_queue *queue, struct request *rq)
+void nrp_dma_unmap(struct nrp_queue *queue, struct request *rq)
 {
 	struct nrp_request *req = blk_mq_rq_to_pdu(rq);
 	struct ib_device *ibdev = queue->dev->ibdev;
@@ -320,14 +320,4 @@ int nrp_map_data(struct nrp_queue *queue, struct request *rq,
 	if (unlikely(ret))
 		nrp_dma_unmap(queue, rq);
 	return ret;
-}
-
-void nrp_unmap_data(struct nrp_queue *queue, struct request *rq)
-{
-	struct nrp_request *req = blk_mq_rq_to_pdu(rq);
-
-	/* the MR stays with the tag, its rkey dead (see nrp_request.pending) */
-	req->mr = NULL;
-	if (req->dma_kind != NRP_DMA_NONE)
-		nrp_dma_unmap(queue, rq);
 }
