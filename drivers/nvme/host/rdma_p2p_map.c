@@ -112,6 +112,37 @@ static int nrp_dma_map_p2p(struct nrp_queue *queue, struct nrp_request *req,
 	return 0;
 }
 
+/*
+ * The request's scatterlist for @nents entries. Most requests fit in the
+ * NVME_INLINE_SG_CNT entries behind the request: those are cleared and
+ * terminated here, which is all sg_alloc_table_chained() does for them,
+ * but inline (no call, and a few stores instead of the out-of-line
+ * memset() of sg_init_table()). Larger ones chain tables
+ * from the sg pools through it.
+ */
+static int nrp_sg_table_init(struct nrp_request *req, unsigned int nents)
+{
+	unsigned int i;
+
+	req->sgt.sgl = req->first_sgl;
+	if (nents > NVME_INLINE_SG_CNT)
+		return sg_alloc_table_chained(&req->sgt, nents, req->first_sgl,
+					      NVME_INLINE_SG_CNT);
+	for (i = 0; i < NVME_INLINE_SG_CNT; i++)
+		req->first_sgl[i] = (struct scatterlist){};
+	sg_mark_end(&req->first_sgl[nents - 1]);
+	req->sgt.nents = nents;
+	req->sgt.orig_nents = nents;
+	return 0;
+}
+
+/* Undo nrp_sg_table_init(): only a chained table has anything to free. */
+static void nrp_sg_table_free(struct nrp_request *req)
+{
+	if (req->sgt.orig_nents > NVME_INLINE_SG_CNT)
+		sg_free_table_chained(&req->sgt, NVME_INLINE_SG_CNT);
+}
+
 void nrp_dma_unmap(struct nrp_queue *queue, struct request *rq)
 {
 	struct nrp_request *req = blk_mq_rq_to_pdu(rq);
@@ -125,7 +156,7 @@ void nrp_dma_unmap(struct nrp_queue *queue, struct request *rq)
 		ib_dma_unmap_sg(ibdev, req->sgt.sgl, req->nents,
 				rq_dma_dir(rq));
 	}
-	sg_free_table_chained(&req->sgt, NVME_INLINE_SG_CNT);
+	nrp_sg_table_free(req);
 	req->dma_kind = NRP_DMA_NONE;
 }
 
@@ -138,9 +169,7 @@ static int nrp_dma_map(struct nrp_queue *queue, struct request *rq,
 	u32 p2p_bytes, p2p_segs;
 	int ret;
 
-	req->sgt.sgl = req->first_sgl;
-	ret = sg_alloc_table_chained(&req->sgt, blk_rq_nr_phys_segments(rq),
-				     req->sgt.sgl, NVME_INLINE_SG_CNT);
+	ret = nrp_sg_table_init(req, blk_rq_nr_phys_segments(rq));
 	if (ret)
 		return -ENOMEM;
 
@@ -178,7 +207,7 @@ static int nrp_dma_map(struct nrp_queue *queue, struct request *rq,
 	return 0;
 
 out_free_table:
-	sg_free_table_chained(&req->sgt, NVME_INLINE_SG_CNT);
+	nrp_sg_table_free(req);
 	return ret;
 }
 
