@@ -139,6 +139,15 @@ enum nrp_queue_flags {
 
 struct nrp_queue {
 	struct nrp_ctrl		*ctrl;
+	/*
+	 * Fixed for the life of the controller (set with ctrl): the queue's
+	 * index in ctrl->queues and its own row of the counters. Kept here
+	 * because the command path needs both on every I/O and deriving
+	 * them (a pointer difference divided by the struct size, a load of
+	 * ctrl->stats) costs more than the counter update itself.
+	 */
+	int			qid;
+	struct nrp_stats __percpu *stats;
 	struct nrp_device	*dev;
 	struct rdma_cm_id	*cm_id;
 	struct ib_qp		*qp;
@@ -168,6 +177,15 @@ struct nrp_queue {
 	 * the QP goes. Under sq_lock.
 	 */
 	struct list_head	held_mrs;
+	/*
+	 * One MR per tag, taken out of the QP's MR pool when the queue is
+	 * built and put back when it goes: a command registers with the MR
+	 * of its tag, so the command path takes no pool lock. A slot is
+	 * NULL while its MR is held (above). Only the request owning the
+	 * tag touches its slot.
+	 */
+	struct ib_mr		**tag_mrs;
+	u32			nr_tag_mrs;
 };
 
 enum nrp_stat {
@@ -273,7 +291,7 @@ static inline struct nrp_ctrl *to_nrp_ctrl(struct nvme_ctrl *nctrl)
 
 static inline int nrp_qid(struct nrp_queue *queue)
 {
-	return queue - queue->ctrl->queues;
+	return queue->qid;
 }
 
 /* Room for in-capsule data behind the 64-byte command. */
@@ -296,9 +314,7 @@ static inline void nrp_stat_inc(struct nrp_ctrl *ctrl, enum nrp_stat s)
 static inline void nrp_qstat_add(struct nrp_queue *queue, enum nrp_stat s,
 				 u64 n)
 {
-	struct nrp_stats __percpu *row = queue->ctrl->stats + nrp_qid(queue);
-
-	this_cpu_add(row->v[s], n);
+	this_cpu_add(queue->stats->v[s], n);
 }
 
 static inline void nrp_qstat_inc(struct nrp_queue *queue, enum nrp_stat s)
@@ -362,7 +378,21 @@ void nrp_discard_unposted(struct nrp_queue *queue);
 void nrp_set_null_sgl(struct nvme_command *cmd);
 int nrp_map_data(struct nrp_queue *queue, struct request *rq,
 		 struct nvme_command *cmd);
-void nrp_unmap_data(struct nrp_queue *queue, struct request *rq);
+void nrp_dma_unmap(struct nrp_queue *queue, struct request *rq);
+
+/*
+ * Undo nrp_map_data(). Inline: it runs on every completion and mostly
+ * decides that there is nothing but the DMA mapping to undo.
+ */
+static inline void nrp_unmap_data(struct nrp_queue *queue, struct request *rq)
+{
+	struct nrp_request *req = blk_mq_rq_to_pdu(rq);
+
+	/* the MR stays with the tag, its rkey dead (see nrp_request.pending) */
+	req->mr = NULL;
+	if (req->dma_kind != NRP_DMA_NONE)
+		nrp_dma_unmap(queue, rq);
+}
 
 /* rdma_p2p_stats.c */
 int nrp_stats_alloc(struct nrp_ctrl *ctrl);

@@ -286,8 +286,11 @@ def attribution(raw, runs):
     Profiling adds a cost to every traced call; the total it adds is the
     profiled run's instructions per I/O less the unprofiled median, so
     per call it is c = that / (traced calls per I/O). Each function's
-    own time is corrected by c x its calls (clamped at 0): the tracer's
-    cost of a call is charged to the call. The part of it that the
+    own time is corrected by c x its calls: the tracer's cost of a call
+    is charged to the call. A function's corrected time is shown clamped
+    at 0, but the transport's total sums the unclamped ones: clamping each
+    function before the sum would add back the correction of every small
+    function, and so charge a transport split into more functions more. The part of it that the
     profiler books to the caller (before the callee's clock starts and
     after it stops) makes a function that calls many others look up to
     (c - a) x (its child calls - its calls) too large, a being the
@@ -335,14 +338,17 @@ def attribution(raw, runs):
             # the idle loop's halt is guest time, not instructions
             if IDLE_FN.search(name):
                 continue
-            corr = max(0.0, t - (c or 0.0) * h)
+            corr = t - (c or 0.0) * h
             funcs.append({"function": name, "module": mods.get(name[:NAME_LEN]),
                           "calls_per_io": h / ios, "own_per_io": t / ios,
-                          "corrected_per_io": corr / ios})
+                          "corrected_per_io": max(0.0, corr) / ios,
+                          "unclamped_per_io": corr / ios})
         funcs.sort(key=lambda x: -x["corrected_per_io"])
         mine = [x for x in funcs if x["module"] == e["module"]]
-        e["transport_instr_per_io"] = (sum(x["corrected_per_io"] for x in mine)
+        e["transport_instr_per_io"] = (sum(x["unclamped_per_io"] for x in mine)
                                        if c is not None else None)
+        e["transport_clamped_per_io"] = (sum(x["corrected_per_io"] for x in mine)
+                                         if c is not None else None)
         e["transport_uncorrected_per_io"] = sum(x["own_per_io"] for x in mine)
         e["transport_calls_per_io"] = sum(x["calls_per_io"] for x in mine)
         e["accounted_per_io"] = (sum(x["corrected_per_io"] for x in funcs)
@@ -393,6 +399,8 @@ def attribution_md(attr):
             ("smallest own time of a call (instructions)", "empty_call", 1),
             ("**host transport's own functions (instructions, corrected)**",
              "transport_instr_per_io", 1),
+            ("host transport's own functions (sum of the clamped values)",
+             "transport_clamped_per_io", 1),
             ("host transport's own functions (instructions, as profiled)",
              "transport_uncorrected_per_io", 1),
             ("host transport's calls", "transport_calls_per_io", 1),

@@ -842,8 +842,11 @@ struct nvme_ctrl *nrp_create_ctrl(struct device *dev,
 		ret = -ENOMEM;
 		goto out_free_stats;
 	}
-	for (i = 0; i < ctrl->ctrl.queue_count; i++)
+	for (i = 0; i < ctrl->ctrl.queue_count; i++) {
 		ctrl->queues[i].ctrl = ctrl;
+		ctrl->queues[i].qid = i;
+		ctrl->queues[i].stats = ctrl->stats + i;
+	}
 
 	ret = nvme_init_ctrl(&ctrl->ctrl, dev, &nrp_ctrl_ops, 0);
 	if (ret)

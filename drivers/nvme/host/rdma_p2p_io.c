@@ -12,7 +12,6 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/slab.h>
-#include <rdma/mr_pool.h>
 
 #include "nrp.h"
 #include "nrp_trace.h"
@@ -72,16 +71,25 @@ static void nrp_complete_rq(struct request *rq)
 	nvme_complete_rq(rq);
 }
 
-/* Drop one of the events a request waits for; the last one completes it. */
-static void nrp_put_req(struct nrp_request *req)
+/* The last event a request waited for happened: complete it. */
+static void nrp_end_req(struct nrp_request *req)
 {
 	struct request *rq = blk_mq_rq_from_pdu(req);
 
-	if (!refcount_dec_and_test(&req->pending))
-		return;
 	trace_nrp_complete(req->queue, rq, req->status);
 	if (!nvme_try_complete_req(rq, req->status, req->result))
 		nrp_complete_rq(rq);
+}
+
+/*
+ * Drop one of the events a request waits for; the last one completes it.
+ * Inline: every I/O drops two (SEND and response), and only one of them
+ * has more to do than the decrement.
+ */
+static __always_inline void nrp_put_req(struct nrp_request *req)
+{
+	if (refcount_dec_and_test(&req->pending))
+		nrp_end_req(req);
 }
 
 static void nrp_send_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -208,7 +216,7 @@ static void nrp_handle_rsp(struct nrp_queue *queue,
 		/*
 		 * The target invalidated a key that is not this command's:
 		 * this command's own rkey, if it has one, is still valid, and
-		 * its MR must not go back to the pool like that. Treat the
+		 * its MR must not be registered again like that. Treat the
 		 * response as one without invalidation: the command completes
 		 * only once our LOCAL_INV did. Whichever command owned the
 		 * key the target killed sees that as its own error. The
@@ -357,6 +365,8 @@ static void nrp_hold_mr(struct nrp_queue *queue, struct nrp_request *req)
 	spin_lock(&queue->sq_lock);
 	list_add_tail(&req->mr->qp_entry, &queue->held_mrs);
 	spin_unlock(&queue->sq_lock);
+	/* the tag has no MR until the queue is rebuilt */
+	queue->tag_mrs[blk_mq_rq_from_pdu(req)->tag] = NULL;
 	req->mr = NULL;
 	nrp_qstat_inc(queue, NRP_STAT_MRS_HELD);
 }
@@ -534,28 +544,13 @@ static enum nrp_prep_result nrp_prep_rq(struct nrp_queue *queue,
 
 	WARN_ON_ONCE(rq->tag < 0);
 
-	/*
-	 * The capsule is mapped per command: the buffer lives as long as the
-	 * tag set, the device it is mapped for only as long as the queue.
-	 */
-	req->sqe.dma = ib_dma_map_single(ibdev, cmd, sizeof(*cmd),
-					 DMA_TO_DEVICE);
-	if (unlikely(ib_dma_mapping_error(ibdev, req->sqe.dma))) {
-		*sts = BLK_STS_RESOURCE;
-		return NRP_PREP_FAIL;
-	}
-	ib_dma_sync_single_for_cpu(ibdev, req->sqe.dma, sizeof(*cmd),
-				   DMA_TO_DEVICE);
-
 	*sts = nvme_setup_cmd(rq->q->queuedata, rq);
 	if (unlikely(*sts))
-		goto out_unmap_sqe;
+		return NRP_PREP_FAIL;
 
 	/* fail_map: fault injection, a mapping that fails */
 	ret = unlikely(fail_map) ? -EIO : nrp_map_data(queue, rq, cmd);
 	if (unlikely(ret)) {
-		ib_dma_unmap_single(ibdev, req->sqe.dma, sizeof(*cmd),
-				    DMA_TO_DEVICE);
 		switch (ret) {
 		case -EREMOTEIO:
 			*sts = nrp_p2p_unreachable(queue, rq);
@@ -580,27 +575,33 @@ static enum nrp_prep_result nrp_prep_rq(struct nrp_queue *queue,
 		return NRP_PREP_FAIL;
 	}
 
+	/*
+	 * The capsule is mapped per command (the buffer lives as long as the
+	 * tag set, the device it is mapped for only as long as the queue),
+	 * and only once the CPU has written all of it: mapping hands the
+	 * device what is there, so no sync is needed on either side of the
+	 * writes.
+	 */
+	req->sqe.dma = ib_dma_map_single(ibdev, cmd, sizeof(*cmd),
+					 DMA_TO_DEVICE);
+	if (unlikely(ib_dma_mapping_error(ibdev, req->sqe.dma))) {
+		nrp_unmap_data(queue, rq);
+		nvme_cleanup_cmd(rq);
+		*sts = BLK_STS_RESOURCE;
+		return NRP_PREP_FAIL;
+	}
+
+	/* the rest of send_wr and sge[0] is set once, in nrp_init_request() */
 	req->sge[0].addr = req->sqe.dma;
-	req->sge[0].length = sizeof(*cmd);
 	req->sge[0].lkey = queue->dev->pd->local_dma_lkey;
 	req->send_wr.next = NULL;
-	req->send_wr.wr_cqe = &req->sqe.cqe;
-	req->send_wr.sg_list = req->sge;
 	req->send_wr.num_sge = req->num_sge;
-	req->send_wr.opcode = IB_WR_SEND;
-	req->send_wr.send_flags = IB_SEND_SIGNALED;
 	req->answered = false;
 
-	ib_dma_sync_single_for_device(ibdev, req->sqe.dma, sizeof(*cmd),
-				      DMA_TO_DEVICE);
 	nvme_start_request(rq);
 	nrp_qstat_inc(queue, NRP_STAT_COMMANDS);
 	trace_nrp_submit(queue, rq, cmd);
 	return NRP_PREP_READY;
-
-out_unmap_sqe:
-	ib_dma_unmap_single(ibdev, req->sqe.dma, sizeof(*cmd), DMA_TO_DEVICE);
-	return NRP_PREP_FAIL;
 }
 
 static blk_status_t nrp_queue_rq(struct blk_mq_hw_ctx *hctx,
@@ -782,6 +783,23 @@ static int nrp_init_request(struct blk_mq_tag_set *set, struct request *rq,
 	req->sqe.cqe.done = nrp_send_done;
 	req->reg_cqe.done = nrp_reg_done;
 	req->inv_cqe.done = nrp_inv_done;
+	/*
+	 * What the WRs of every command share, set once rather than on every
+	 * I/O: nothing writes these fields afterwards (providers only read
+	 * WRs; chaining only sets ->next).
+	 */
+	req->sge[0].length = sizeof(*cmd);
+	memset(&req->send_wr, 0, sizeof(req->send_wr));
+	req->send_wr.wr_cqe = &req->sqe.cqe;
+	req->send_wr.sg_list = req->sge;
+	req->send_wr.opcode = IB_WR_SEND;
+	req->send_wr.send_flags = IB_SEND_SIGNALED;
+	memset(&req->reg_wr, 0, sizeof(req->reg_wr));
+	req->reg_wr.wr.opcode = IB_WR_REG_MR;
+	req->reg_wr.wr.wr_cqe = &req->reg_cqe;
+	req->reg_wr.wr.next = &req->send_wr;
+	req->reg_wr.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |
+			     IB_ACCESS_REMOTE_WRITE;
 	req->dma_kind = NRP_DMA_NONE;
 	/* a command id of a request never sent answers nothing */
 	req->answered = true;

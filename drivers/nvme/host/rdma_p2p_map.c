@@ -6,8 +6,9 @@
  *   - in-capsule: small writes on I/O queues travel inside the SEND, the
  *     data SGEs right behind the command (SGL offset descriptor);
  *   - global rkey: one contiguous segment, only with register_always=N;
- *   - FRWR: register the pages in a fresh MR and hand its rkey to the
- *     target (keyed SGL descriptor), invalidated when the command ends.
+ *   - FRWR: register the pages in the MR of the command's tag under a new
+ *     key and hand that rkey to the target (keyed SGL descriptor),
+ *     invalidated when the command ends.
  * A request without data gets a null keyed descriptor.
  *
  * Pages may be PCI P2PDMA memory (a BAR of another PCI device). Those
@@ -28,7 +29,6 @@
 
 #include <linux/blk-mq.h>
 #include <linux/dma-mapping.h>
-#include <rdma/mr_pool.h>
 
 #include "nrp.h"	/* with the unaligned accessors, by nrp_compat.h */
 #include "nrp_trace.h"
@@ -54,6 +54,22 @@ static struct sg_table nrp_mapped_view(struct nrp_request *req)
 	return view;
 }
 
+/*
+ * The entry after @sg of a mapped table (NULL after its last), like
+ * sg_next() but inline: the walks below run on every command, and the
+ * out-of-line sg_next() is a call per segment (one more after the last
+ * one) where a contiguous table needs an increment.
+ */
+static inline struct scatterlist *nrp_sg_next(struct scatterlist *sg)
+{
+	if (sg_is_last(sg))
+		return NULL;
+	sg++;
+	if (unlikely(sg_is_chain(sg)))
+		sg = sg_chain_ptr(sg);
+	return sg;
+}
+
 /* Bytes of P2P memory in the request; counts their segments in @segs. */
 static u32 nrp_p2p_bytes(struct nrp_request *req, u32 *segs)
 {
@@ -64,7 +80,8 @@ static u32 nrp_p2p_bytes(struct nrp_request *req, u32 *segs)
 	*segs = 0;
 	if (!nrp_kernel_has_p2pdma())
 		return 0;
-	for_each_sg(req->sgt.sgl, sg, req->nents, i) {
+	for (sg = req->sgt.sgl, i = 0; i < req->nents;
+	     i++, sg = nrp_sg_next(sg)) {
 		if (nrp_is_p2p_page(sg_page(sg))) {
 			bytes += sg->length;
 			(*segs)++;
@@ -95,7 +112,38 @@ static int nrp_dma_map_p2p(struct nrp_queue *queue, struct nrp_request *req,
 	return 0;
 }
 
-static void nrp_dma_unmap(struct nrp_queue *queue, struct request *rq)
+/*
+ * The request's scatterlist for @nents entries. Most requests fit in the
+ * NVME_INLINE_SG_CNT entries behind the request: those are cleared and
+ * terminated here, which is all sg_alloc_table_chained() does for them,
+ * but inline (no call, and a few stores instead of the out-of-line
+ * memset() of sg_init_table()). Larger ones chain tables
+ * from the sg pools through it.
+ */
+static int nrp_sg_table_init(struct nrp_request *req, unsigned int nents)
+{
+	unsigned int i;
+
+	req->sgt.sgl = req->first_sgl;
+	if (nents > NVME_INLINE_SG_CNT)
+		return sg_alloc_table_chained(&req->sgt, nents, req->first_sgl,
+					      NVME_INLINE_SG_CNT);
+	for (i = 0; i < NVME_INLINE_SG_CNT; i++)
+		req->first_sgl[i] = (struct scatterlist){};
+	sg_mark_end(&req->first_sgl[nents - 1]);
+	req->sgt.nents = nents;
+	req->sgt.orig_nents = nents;
+	return 0;
+}
+
+/* Undo nrp_sg_table_init(): only a chained table has anything to free. */
+static void nrp_sg_table_free(struct nrp_request *req)
+{
+	if (req->sgt.orig_nents > NVME_INLINE_SG_CNT)
+		sg_free_table_chained(&req->sgt, NVME_INLINE_SG_CNT);
+}
+
+void nrp_dma_unmap(struct nrp_queue *queue, struct request *rq)
 {
 	struct nrp_request *req = blk_mq_rq_to_pdu(rq);
 	struct ib_device *ibdev = queue->dev->ibdev;
@@ -108,7 +156,7 @@ static void nrp_dma_unmap(struct nrp_queue *queue, struct request *rq)
 		ib_dma_unmap_sg(ibdev, req->sgt.sgl, req->nents,
 				rq_dma_dir(rq));
 	}
-	sg_free_table_chained(&req->sgt, NVME_INLINE_SG_CNT);
+	nrp_sg_table_free(req);
 	req->dma_kind = NRP_DMA_NONE;
 }
 
@@ -121,9 +169,7 @@ static int nrp_dma_map(struct nrp_queue *queue, struct request *rq,
 	u32 p2p_bytes, p2p_segs;
 	int ret;
 
-	req->sgt.sgl = req->first_sgl;
-	ret = sg_alloc_table_chained(&req->sgt, blk_rq_nr_phys_segments(rq),
-				     req->sgt.sgl, NVME_INLINE_SG_CNT);
+	ret = nrp_sg_table_init(req, blk_rq_nr_phys_segments(rq));
 	if (ret)
 		return -ENOMEM;
 
@@ -161,7 +207,7 @@ static int nrp_dma_map(struct nrp_queue *queue, struct request *rq,
 	return 0;
 
 out_free_table:
-	sg_free_table_chained(&req->sgt, NVME_INLINE_SG_CNT);
+	nrp_sg_table_free(req);
 	return ret;
 }
 
@@ -174,7 +220,7 @@ static void nrp_map_inline(struct nrp_queue *queue, struct nrp_request *req,
 	u32 len = 0;
 	int i;
 
-	for_each_sg(req->sgt.sgl, sg, count, i) {
+	for (sg = req->sgt.sgl, i = 0; i < count; i++, sg = nrp_sg_next(sg)) {
 		sge->addr = sg_dma_address(sg);
 		sge->length = sg_dma_len(sg);
 		sge->lkey = queue->dev->pd->local_dma_lkey;
@@ -210,15 +256,19 @@ static int nrp_map_frwr(struct nrp_queue *queue, struct nrp_request *req,
 			struct nvme_command *cmd, int count)
 {
 	struct nvme_keyed_sgl_desc *desc = &cmd->common.dptr.ksgl;
+	u32 tag = blk_mq_rq_from_pdu(req)->tag;
 	struct ib_mr *mr;
 	int mapped;
 
+	/* the queue has an MR for every tag its tag set can hand out */
+	if (WARN_ON_ONCE(tag >= queue->nr_tag_mrs))
+		return -EINVAL;
 	/*
-	 * The pool holds one MR per queue slot, so running dry is a bug,
-	 * unless MRs are held back after a failed post: the queue is then
-	 * about to be recovered, and the request waits for that.
+	 * The tag's MR is missing only while it is held after a failed
+	 * post: the queue is then about to be recovered, and the request
+	 * waits for that.
 	 */
-	mr = ib_mr_pool_get(queue->qp, &queue->qp->rdma_mrs);
+	mr = queue->tag_mrs[tag];
 	if (unlikely(!mr)) {
 		WARN_ON_ONCE(list_empty(&queue->held_mrs));
 		return -EAGAIN;
@@ -229,23 +279,16 @@ static int nrp_map_frwr(struct nrp_queue *queue, struct nrp_request *req,
 	 * the virt boundary the core gives the request queue.
 	 */
 	mapped = ib_map_mr_sg(mr, req->sgt.sgl, count, NULL, SZ_4K);
-	if (unlikely(mapped < count)) {
-		ib_mr_pool_put(queue->qp, &queue->qp->rdma_mrs, mr);
+	if (unlikely(mapped < count))
 		return mapped < 0 ? mapped : -EINVAL;
-	}
 
 	/* a new key per use, so a stale rkey held by the target is dead */
 	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
 	req->mr = mr;
 
-	memset(&req->reg_wr, 0, sizeof(req->reg_wr));
-	req->reg_wr.wr.opcode = IB_WR_REG_MR;
-	req->reg_wr.wr.wr_cqe = &req->reg_cqe;
-	req->reg_wr.wr.next = &req->send_wr;
+	/* the rest of reg_wr is set once, in nrp_init_request() */
 	req->reg_wr.mr = mr;
 	req->reg_wr.key = mr->rkey;
-	req->reg_wr.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |
-			     IB_ACCESS_REMOTE_WRITE;
 
 	desc->addr = cpu_to_le64(mr->iova);
 	put_unaligned_le24(mr->length, desc->length);
@@ -306,16 +349,4 @@ int nrp_map_data(struct nrp_queue *queue, struct request *rq,
 	if (unlikely(ret))
 		nrp_dma_unmap(queue, rq);
 	return ret;
-}
-
-void nrp_unmap_data(struct nrp_queue *queue, struct request *rq)
-{
-	struct nrp_request *req = blk_mq_rq_to_pdu(rq);
-
-	if (req->mr) {
-		ib_mr_pool_put(queue->qp, &queue->qp->rdma_mrs, req->mr);
-		req->mr = NULL;
-	}
-	if (req->dma_kind != NRP_DMA_NONE)
-		nrp_dma_unmap(queue, rq);
 }

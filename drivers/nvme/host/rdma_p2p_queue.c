@@ -361,11 +361,60 @@ static int nrp_create_qp(struct nrp_queue *queue)
 	return 0;
 }
 
+static void nrp_unbind_tag_mrs(struct nrp_queue *queue)
+{
+	u32 i;
+
+	for (i = 0; i < queue->nr_tag_mrs; i++) {
+		if (queue->tag_mrs[i])
+			ib_mr_pool_put(queue->qp, &queue->qp->rdma_mrs,
+				       queue->tag_mrs[i]);
+	}
+	kfree(queue->tag_mrs);
+	queue->tag_mrs = NULL;
+	queue->nr_tag_mrs = 0;
+}
+
+/* Give each of @nr tags its own MR from the pool (of at least @nr). */
+static int nrp_bind_tag_mrs(struct nrp_queue *queue, u32 nr)
+{
+	u32 i;
+
+	queue->tag_mrs = kcalloc(nr, sizeof(*queue->tag_mrs), GFP_KERNEL);
+	if (!queue->tag_mrs)
+		return -ENOMEM;
+	queue->nr_tag_mrs = nr;
+	for (i = 0; i < nr; i++) {
+		queue->tag_mrs[i] = ib_mr_pool_get(queue->qp,
+						   &queue->qp->rdma_mrs);
+		if (WARN_ON_ONCE(!queue->tag_mrs[i])) {
+			nrp_unbind_tag_mrs(queue);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Tags a command on this queue may have: its depth, or more if the tag
+ * set was sized for a deeper queue by an earlier association (the target
+ * may grant a smaller sqsize on reconnect; the tag set keeps its size).
+ */
+static u32 nrp_queue_tags_max(struct nrp_queue *queue)
+{
+	struct nrp_ctrl *ctrl = queue->ctrl;
+	u32 set_depth = nrp_qid(queue) ? ctrl->io_set.queue_depth :
+					 ctrl->admin_set.queue_depth;
+
+	return max_t(u32, queue->depth, set_depth);
+}
+
 /* Called from the ADDR_RESOLVED event, when the ib_device is known. */
 static int nrp_create_queue_ib(struct nrp_queue *queue)
 {
 	struct nrp_ctrl *ctrl = queue->ctrl;
 	struct ib_device *ibdev;
+	u32 nr_mrs;
 	int ret;
 
 	queue->dev = nrp_device_get(queue->cm_id->device);
@@ -399,19 +448,25 @@ static int nrp_create_queue_ib(struct nrp_queue *queue)
 	}
 
 	queue->mr_pages = nrp_queue_mr_pages(queue, ibdev);
+	nr_mrs = nrp_queue_tags_max(queue);
 	INIT_LIST_HEAD(&queue->held_mrs);
-	ret = ib_mr_pool_init(queue->qp, &queue->qp->rdma_mrs, queue->depth,
+	ret = ib_mr_pool_init(queue->qp, &queue->qp->rdma_mrs, nr_mrs,
 			      IB_MR_TYPE_MEM_REG, queue->mr_pages, 0);
 	if (ret) {
 		dev_err(ctrl->ctrl.device,
-			"queue %d: no pool of %d MRs of %u pages: %d\n",
-			nrp_qid(queue), queue->depth, queue->mr_pages, ret);
+			"queue %d: no pool of %u MRs of %u pages: %d\n",
+			nrp_qid(queue), nr_mrs, queue->mr_pages, ret);
 		goto out_free_ring;
 	}
+	ret = nrp_bind_tag_mrs(queue, nr_mrs);
+	if (ret)
+		goto out_destroy_pool;
 
 	set_bit(NRP_Q_IB_READY, &queue->flags);
 	return 0;
 
+out_destroy_pool:
+	ib_mr_pool_destroy(queue->qp, &queue->qp->rdma_mrs);
 out_free_ring:
 	nrp_free_ring(ibdev, queue->rsp_ring, queue->depth);
 	queue->rsp_ring = NULL;
@@ -441,9 +496,11 @@ static void nrp_destroy_queue_ib(struct nrp_queue *queue)
 
 	ibdev = queue->dev->ibdev;
 	/*
-	 * Held MRs rejoin the pool only to be deregistered with it, which
-	 * kills their rkeys; the QP is drained, nothing can take them.
+	 * The tags' MRs and the held ones rejoin the pool only to be
+	 * deregistered with it, which kills their rkeys; the QP is drained,
+	 * nothing can use them.
 	 */
+	nrp_unbind_tag_mrs(queue);
 	list_for_each_entry_safe(mr, tmp, &queue->held_mrs, qp_entry) {
 		list_del(&mr->qp_entry);
 		ib_mr_pool_put(queue->qp, &queue->qp->rdma_mrs, mr);
