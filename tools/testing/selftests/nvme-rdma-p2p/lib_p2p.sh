@@ -40,11 +40,19 @@ nrp_nvme_core_multipath() {
 	cur=$(cat /sys/module/nvme_core/parameters/multipath 2>/dev/null)
 	[ "$cur" = "$want" ] && return 0
 	if [ -n "$cur" ]; then
-		for m in $NRP_MOD nvme_rdma nvme_tcp nvme_fabrics nvme nvme_core; do
-			nrp_mod_loaded $m && modprobe -r $m 2>/dev/null
+		# A controller the last test deleted may still be being freed
+		# (its references on the modules go last): wait for that, up
+		# to 30 s, rather than fail on the first busy module.
+		local end=$((SECONDS + 30))
+		while :; do
+			for m in $NRP_MOD nvme_rdma nvme_tcp nvme_fabrics nvme nvme_core; do
+				nrp_mod_loaded $m && modprobe -r $m 2>/dev/null
+			done
+			nrp_mod_loaded nvme_core || break
+			((SECONDS < end)) ||
+				nrp_fail "nvme_core is in use, cannot reload it with multipath=$want: $(lsmod | grep -E '^(nvme|t10_pi)' | tr -s ' ' | tr '\n' ';')"
+			sleep 0.5
 		done
-		nrp_mod_loaded nvme_core &&
-			nrp_fail "nvme_core is in use, cannot reload it with multipath=$want"
 	fi
 	nrp_must modprobe nvme_core multipath="$want"
 	nrp_cleanup_push "modprobe -r nvme_fabrics nvme_core"
