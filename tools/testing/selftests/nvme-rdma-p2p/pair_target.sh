@@ -48,16 +48,6 @@ echo "target: $NRP_SUBNQN on $NRP_TGT_IP4:$NRP_PORT ($NRP_NIC, $NRP_DEV)"
 announce ready
 
 port_off() { rm "$cfs/ports/1/subsystems/$NRP_SUBNQN"; }
-auth() { # HOSTNQN KEY [CKEY]
-	local h=$cfs/hosts/$1
-	nrp_nvmet_allow_hosts "$1"
-	[ -e "$h/dhchap_key" ] || { echo "nvmet has no in-band authentication"; return 4; }
-	echo "$2" >"$h/dhchap_key" && echo "hmac(sha256)" >"$h/dhchap_hash" || return 1
-	[ -z "${3:-}" ] || echo "$3" >"$h/dhchap_ctrl_key" || return 1
-	nrp_auth_dh_load
-	echo ffdhe2048 2>/dev/null >"$h/dhchap_dhgroup" || echo null >"$h/dhchap_dhgroup"
-	echo "host $1 must authenticate: hmac(sha256), $(cat "$h/dhchap_dhgroup")"
-}
 port_on() { ln -s "$cfs/subsystems/$NRP_SUBNQN" "$cfs/ports/1/subsystems/"; }
 
 # One command; its output is the answer.
@@ -67,7 +57,7 @@ serve() {
 	port-on)	port_on ;;
 	nvmet-stop)	port_off && modprobe -r nvmet-rdma ;;
 	nvmet-start)	modprobe nvmet-rdma && port_on ;;
-	auth)		shift; auth "$@" ;;
+	auth)		shift; nrp_nvmet_auth_host "$@" ;;
 	stop)		return 0 ;;
 	*)		echo "unknown target command '$*'"; return 1 ;;
 	esac

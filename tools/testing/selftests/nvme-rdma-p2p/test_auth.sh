@@ -18,8 +18,7 @@ hostid=6c1c1d4b-8f2e-4d55-9d5e-5b2f0a1c0ff1
 
 nrp_std_setup 128
 # the host side: nvme core built with in-band authentication
-grep -qw nvme_auth_negotiate /proc/kallsyms ||
-	nrp_skip "the host's nvme core has no in-band authentication (CONFIG_NVME_AUTH / NVME_HOST_AUTH)"
+nrp_auth_host_require
 nrp_nvmet_allow_hosts "$host"
 [ -e "$cfs/hosts/$host/dhchap_key" ] ||
 	nrp_skip "the target has no in-band authentication (CONFIG_NVME_TARGET_AUTH)"

@@ -9,22 +9,19 @@
 . "$(dirname "$0")/lib_p2p.sh"
 
 nrp_p2p_pre_connect() {
-	# (called inside nrp_p2p_setup, whose locals this function sees)
-	local h=/sys/kernel/config/nvmet/hosts/$NRP_HOSTNQN hkey ckey
-	# (the nvme core is loaded by now)
-	grep -qw nvme_auth_negotiate /proc/kallsyms ||
-		nrp_skip "the host's nvme core has no in-band authentication (CONFIG_NVME_AUTH / NVME_HOST_AUTH)"
-	nrp_nvmet_allow_hosts "$NRP_HOSTNQN"
-	[ -e "$h/dhchap_key" ] ||
-		nrp_skip "the target has no in-band authentication (CONFIG_NVME_TARGET_AUTH)"
+	local hkey ckey
+	# (called inside nrp_p2p_setup: the nvme core is loaded by now)
+	nrp_auth_host_require
 	hkey=$(nvme gen-dhchap-key --hmac=1 --nqn="$NRP_HOSTNQN") && [ -n "$hkey" ] ||
 		nrp_skip "nvme-cli cannot generate DH-HMAC-CHAP secrets"
 	ckey=$(nvme gen-dhchap-key --hmac=1 --nqn="$NRP_HOSTNQN")
-	echo "$hkey" >"$h/dhchap_key" && echo "$ckey" >"$h/dhchap_ctrl_key" &&
-		echo "hmac(sha256)" >"$h/dhchap_hash" || nrp_fail "cannot set the target's keys"
-	nrp_auth_dh_load
-	echo ffdhe2048 2>/dev/null >"$h/dhchap_dhgroup" || echo null >"$h/dhchap_dhgroup"
-	echo "target: host must authenticate, hmac(sha256), $(cat "$h/dhchap_dhgroup"), bidirectional"
+	# not in $(...): the allowed-hosts entry's cleanup must reach this shell
+	nrp_nvmet_auth_host "$NRP_HOSTNQN" "$hkey" "$ckey"
+	case $? in
+	0) ;;
+	4) nrp_skip "the target has no in-band authentication (CONFIG_NVME_TARGET_AUTH)" ;;
+	*) nrp_fail "cannot set the target's keys" ;;
+	esac
 	NRP_P2P_CONNECT=(-q "$NRP_HOSTNQN" --dhchap-secret="$hkey" --dhchap-ctrl-secret="$ckey")
 	nrp_dmesg_mark
 }

@@ -10,8 +10,7 @@
 . "$(dirname "$0")/lib.sh"
 
 nrp_pair_host_setup
-grep -qw nvme_auth_negotiate /proc/kallsyms ||
-	nrp_skip "the host's nvme core has no in-band authentication (CONFIG_NVME_AUTH / NVME_HOST_AUTH)"
+nrp_auth_host_require
 hkey=$(nvme gen-dhchap-key --hmac=1 --nqn="$NRP_HOSTNQN") && [ -n "$hkey" ] ||
 	nrp_skip "nvme-cli cannot generate DH-HMAC-CHAP secrets"
 ckey=$(nvme gen-dhchap-key --hmac=1 --nqn="$NRP_HOSTNQN")
