@@ -8,7 +8,8 @@
 # nvme headers come from that source.
 #
 #   scripts/kernel-series.sh candidate SERIES  newest release apt can install
-#                                              with a matching linux-source
+#                                              with a matching linux-source,
+#                                              and their package version
 #   scripts/kernel-series.sh installed SERIES  release whose headers are
 #                                              installed (the one matching the
 #                                              installed linux-source first)
@@ -59,7 +60,7 @@ candidate)
 		awk '/^[^ ]/ { sub(":$", "", $1); p = $1 } /Candidate:/ { print p, $2 }' |
 		awk -v v="$srcver" '$2 == v' | pick "$srcver")
 	[ -n "$rel" ] || die "no linux-headers-$series.*-amd64 of version $srcver (that of linux-source-$series)"
-	echo "$rel"
+	echo "$rel $srcver"
 	;;
 installed|kdir)
 	srcver=$(dpkg-query -W -f='${db:Status-Abbrev}${Version}' "linux-source-$series" 2>/dev/null |

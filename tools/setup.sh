@@ -32,10 +32,10 @@ tools=(make gcc bc flex bison libelf-dev libssl-dev dwarves cpio xz-utils kmod
 # The packages not installed at the version wanted, from the apt lists as
 # they are now.
 wanted() {
-	local rel srcver p series pkgs=("${tools[@]}")
+	local cand rel srcver p series pkgs=("${tools[@]}")
 	for series in $("$NRP_TOP/scripts/kernel-series.sh" list); do
-		rel=$("$NRP_TOP/scripts/kernel-series.sh" candidate "$series") || return 1
-		srcver=$(apt-cache policy "linux-source-$series" | awk '/Candidate:/ { print $2 }')
+		cand=$("$NRP_TOP/scripts/kernel-series.sh" candidate "$series") || return 1
+		read -r rel srcver <<<"$cand"
 		pkgs+=("linux-image-$rel" "linux-headers-$rel")
 		# the source must move with the headers: the private headers come from it
 		[ "$(dpkg-query -W -f='${db:Status-Abbrev}${Version}' "linux-source-$series" 2>/dev/null)" = "ii $srcver" ] ||

@@ -11,6 +11,7 @@ list=$("$ks" list)
 	fail "supported series are '$list', without 6.1 and 6.12"
 for series in $list; do
 	cand=$("$ks" candidate "$series") || fail "no candidate for $series"
+	read -r cand candver <<<"$cand"
 	inst=$("$ks" installed "$series") || fail "nothing installed for $series"
 	echo "series $series: apt offers $cand, installed $inst"
 	[ "$cand" = "$inst" ] || fail "the set-up left $inst although apt offers $cand"
@@ -20,6 +21,7 @@ for series in $list; do
 	imgver=$(dpkg-query -W -f='${Version}' "linux-image-$inst")
 	[ "$srcver" = "$hdrver" ] || fail "linux-source-$series $srcver and headers $hdrver differ"
 	[ "$srcver" = "$imgver" ] || fail "linux-source-$series $srcver and image $imgver differ"
+	[ "$srcver" = "$candver" ] || fail "apt offers $candver for $series, linux-source-$series is $srcver"
 	[ -r "/boot/vmlinuz-$inst" ] || fail "no /boot/vmlinuz-$inst for the stock guest"
 done
 # the Makefile's default KDIR, on a host whose running kernel has no build
