@@ -292,9 +292,11 @@ check_612_extra=(connect fio_verify reset_during_io teardown_live)
 check_612_on_61=(p2p_checkpoint p2p_concurrent p2p_nvmet p2p_siw p2p_multipath
 	backends_siw fixtures target_restart)
 # fuzz_options writes 2000 strings in at most 2 minutes on stock; on the
-# debug kernel (full tier) 10000, with a kmemleak scan. hostile_target (a
-# misbehaving user-space target over rxe, one association per mode) runs
-# on stock in the check tier and on every kernel, debug included, in full.
+# debug kernel (full tier) up to 10000 in 10 minutes, with a kmemleak scan.
+# hostile_target (a misbehaving user-space target over rxe, one
+# association per mode) runs on stock in the check tier and, in full, on
+# the stock kernels and the debug kernel (the P2PDMA kernels have no
+# user-space verbs: it skips there).
 # dkms_load installs what DKMS built on the host, which it does for the
 # stock kernels only (the P2PDMA kernels have no headers package).
 rxe_on_stock=("${siw_all[@]}" batch_map_fail post_fail_mr bogus_invalidation
