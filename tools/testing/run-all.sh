@@ -341,16 +341,13 @@ guest_part() { # KERNEL TEST...
 	if [ -n "$p2p_check" ]; then
 		local rxe=()
 		for t in "${tests[@]}"; do
-			in_list "$t" "${rxe_on_stock[@]}" || rxe+=("$t")
+			in_list "$t" "${rxe_on_stock[@]}" && continue
+			case $k in
+			*-6.12) in_list "$t" "${check_612_on_61[@]}" && continue ;;
+			esac
+			rxe+=("$t")
 		done
-		case $k in
-		*-6.12)
-			tests=("${rxe[@]}") rxe=()
-			for t in "${tests[@]}"; do
-				in_list "$t" "${check_612_on_61[@]}" || rxe+=("$t")
-			done
-			rxe+=("${check_612_extra[@]}") ;;
-		esac
+		case $k in *-6.12) rxe+=("${check_612_extra[@]}") ;; esac
 		tests=("${rxe[@]}")
 	fi
 	if in_list "$k" "$siw_kernels"; then
