@@ -63,8 +63,8 @@ fi
 debug_default="module_load transport_registered connect reset_during_io teardown_live gpu_standin"
 [ "$tier" = full ] && debug_default=all
 debug_tests=${NRP_DEBUG_TESTS:-$debug_default}
-# A guest boot's limit: the full tier runs the whole suite on the debug
-# kernel in one boot.
+# A guest boot's limit: the full tier runs half the suite on the debug
+# kernel in one boot (about an hour and a quarter).
 guest_timeout=${NRP_GUEST_TIMEOUT:-2400}
 [ "$tier" = full ] && guest_timeout=${NRP_GUEST_TIMEOUT:-14400}
 [ -n "$out" ] || out=$(mktemp -d /tmp/nrp-check.XXXXXX)
@@ -225,14 +225,16 @@ host_pid=$!
 # One guest boot of kernel $2 runs a command of the in-guest suite; its TAP
 # lines and the boot itself become the results $1/... (a test named
 # NAME@siw becomes $1-siw/NAME).
+# A TAG of the form KERNEL#N is boot N of a suite split over several
+# boots: its tests are KERNEL/TEST, the boot itself KERNEL-N.
 suite_run() { # TAG KERNEL [run-guest.sh options] -- COMMAND...
-	local tag=$1 k=$2 grc
+	local tag=$1 k=$2 boot=${1/\#/-} grc
 	shift 2
-	"$NRP_TOP/tools/vm/run-guest.sh" --kernel "$k" --out "$out/guest-$tag" \
-		--timeout "$guest_timeout" "$@" 2>"$out/guest-$tag.log"
+	"$NRP_TOP/tools/vm/run-guest.sh" --kernel "$k" --out "$out/guest-$boot" \
+		--timeout "$guest_timeout" "$@" 2>"$out/guest-$boot.log"
 	grc=$?
-	tap_results "$tag" "$out/guest-$tag/output.txt"
-	boot_results "$tag" "$out/guest-$tag" "$grc"
+	tap_results "${tag%#*}" "$out/guest-$boot/output.txt"
+	boot_results "$boot" "$out/guest-$boot" "$grc"
 }
 
 # The tests named on the command line, as run_tests.sh names them.
@@ -308,10 +310,12 @@ rxe_on_stock=("${siw_all[@]}" batch_map_fail post_fail_mr bogus_invalidation
 # (host/dkms: add, build, install, remove for both series).
 full_only=(dkms_load)
 
-# One guest boot of kernel $1 runs the whole in-guest suite.
+# One guest boot of kernel $1 runs the whole in-guest suite; KERNEL#N
+# (N = 1, 2) the odd or even tests of it (the debug split, below).
 guest_part() { # KERNEL TEST...
-	local k=$1 other fdir foreign tests=() t
+	local k=$1 tag=$1 boot=${1/\#/-} shard= other fdir foreign tests=() t i limit=()
 	shift
+	case $k in *'#'*) shard=${k#*#} k=${k%#*} ;; esac
 	# test_pair_* run in the guest pair (pair_part)
 	for t in "${named[@]}"; do
 		case $t in pair_*) ;; *) tests+=("$t") ;; esac
@@ -327,7 +331,7 @@ guest_part() { # KERNEL TEST...
 		case $k in stock | stock-* | debug) ;; *) p2p_check=1 ;; esac
 	fi
 	if [ ${#tests[@]} = 0 ] && { [ -n "$p2p_check" ] || in_list "$k" "$siw_kernels" ||
-		[ "$tier" = check ]; }; then
+		[ "$tier" = check ] || [ -n "$shard" ]; }; then
 		# run_tests.sh runs all tests when none is named: name them
 		for t in "$NRP_TOP"/tools/testing/selftests/nvme-rdma-p2p/test_*.sh; do
 			t=$(basename "$t" .sh)
@@ -350,6 +354,16 @@ guest_part() { # KERNEL TEST...
 		case $k in *-6.12) rxe+=("${check_612_extra[@]}") ;; esac
 		tests=("${rxe[@]}")
 	fi
+	if [ -n "$shard" ]; then
+		local mine=()
+		for i in "${!tests[@]}"; do
+			[ $((i % 2 + 1)) = "$shard" ] && mine+=("${tests[$i]}")
+		done
+		tests=("${mine[@]}")
+	fi
+	# Tests take about seven times longer on the debug kernel: a test's
+	# limit there is 40 minutes, not run_tests.sh's default 10.
+	[ "$k" = debug ] && limit=(-t 2400)
 	if in_list "$k" "$siw_kernels"; then
 		for t in "${siw_all[@]}"; do
 			is_named "$t" && tests+=("$t@siw")
@@ -362,16 +376,16 @@ guest_part() { # KERNEL TEST...
 	stock)	other=p2p ;;
 	*)	other=stock ;;
 	esac
-	rm -f "$out/guest-$k"/foreign.ko*
+	rm -f "$out/guest-$boot"/foreign.ko*
 	if building "$other"; then
 		# its kernel is still building: the guest gets it when it is there
-		mkdir -p "$out/guest-$k"
+		mkdir -p "$out/guest-$boot"
 		foreign=later
 		( need_kernel "$other" >/dev/null &&
 		  fdir=$("$NRP_TOP/tools/vm/build-module.sh" "$other" 2>"$out/build-$other.log") &&
-		  cp "$fdir/nvme-rdma-p2p.ko" "$out/guest-$k/foreign.ko.tmp" &&
-		  mv "$out/guest-$k/foreign.ko.tmp" "$out/guest-$k/foreign.ko" ) ||
-			touch "$out/guest-$k/foreign.ko.failed" &
+		  cp "$fdir/nvme-rdma-p2p.ko" "$out/guest-$boot/foreign.ko.tmp" &&
+		  mv "$out/guest-$boot/foreign.ko.tmp" "$out/guest-$boot/foreign.ko" ) ||
+			touch "$out/guest-$boot/foreign.ko.failed" &
 	elif fdir=$("$NRP_TOP/tools/vm/build-module.sh" "$other" 2>"$out/build-$other.log"); then
 		foreign=$fdir/nvme-rdma-p2p.ko
 	else
@@ -388,9 +402,9 @@ guest_part() { # KERNEL TEST...
 			dkms=(--dkms)
 		fi ;;
 	esac
-	nrp_log "guest $k: running the in-guest suite"
-	timed "guest $k" suite_run "$k" "$k" --foreign-ko "$foreign" "${dkms[@]}" \
-		-- tools/testing/selftests/nvme-rdma-p2p/run_tests.sh "${tests[@]}"
+	nrp_log "guest $tag: running the in-guest suite"
+	timed "guest $tag" suite_run "$tag" "$k" --foreign-ko "$foreign" "${dkms[@]}" \
+		-- tools/testing/selftests/nvme-rdma-p2p/run_tests.sh "${limit[@]}" "${tests[@]}"
 }
 
 # Two guests joined by an Ethernet link (tools/vm/run-pair.sh): link loss,
@@ -462,13 +476,28 @@ run_kernels() { # KERNEL... (then the named tests, after --)
 	for k in "${ks[@]}"; do
 		guest_part "$k" "$@"
 		[ -z "$host_pid" ] || { host_collect; host_pid=; }
+		case $k in *'#'*) continue ;; esac
 		pair_part "$k" "$all"
 	done
 }
+# The whole suite on the debug kernel (full tier) is over two hours of one
+# TCG guest, longer than all else in a lane: it runs as two boots, one in
+# each lane, debug#1 the odd tests and debug#2 the even ones.
+debug_split=
+if [ "$debug_tests" = all ] && [ $# = 0 ] && [ "${NRP_LANES:-2}" != 1 ] &&
+	in_list debug $kernels; then
+	debug_split=1
+fi
 lane_a=() lane_b_kernels=()
 for k in $kernels; do
 	case $k in
 	stock | stock-*)	lane_a+=("$k") ;;
+	debug)			if [ -n "$debug_split" ]; then
+					lane_a+=("debug#1")
+					lane_b_kernels+=("debug#2")
+				else
+					lane_b_kernels+=("$k")
+				fi ;;
 	*)			lane_b_kernels+=("$k") ;;
 	esac
 done
