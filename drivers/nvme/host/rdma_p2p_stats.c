@@ -249,11 +249,21 @@ DEFINE_DEBUGFS_ATTRIBUTE(nrp_fault_fops, nrp_fault_get, nrp_fault_set,
 void nrp_fault_free_delay(void)
 {
 	u32 ms = READ_ONCE(nrp_free_delay_ms);
+	unsigned long end;
 
 	if (!ms)
 		return;
 	pr_info("fault: freeing a controller in %u ms\n", ms);
-	msleep(ms);
+	/*
+	 * Writing 0 to the file ends the delay early, so a test can hold
+	 * the free for as long as a slow kernel needs to show that
+	 * something did not wait for it, and no longer. The closing line
+	 * tells when the free went on.
+	 */
+	end = jiffies + msecs_to_jiffies(ms);
+	while (READ_ONCE(nrp_free_delay_ms) && time_before(jiffies, end))
+		msleep(20);
+	pr_info("fault: free delay over, freeing the controller\n");
 }
 
 /*

@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # RDMA device removal (issue 12, finding 6), with "rdma link delete":
-#  1. removing a device we do not use returns at once, even while another
-#     controller's delete is slow (it used to flush the global delete
+#  1. removing a device we do not use does not wait for another
+#     controller's slow delete (it used to flush the global delete
 #     workqueue; fault_free_delay_ms makes that delete slow);
 #  2. removing the device while a controller is being created on it, at
 #     several moments of the connect;
@@ -35,20 +35,30 @@ nrp_rxe_h) other=nrp_rxe_t netdev=nrp-h ;;
 esac
 echo "host queues on $used; unrelated device $other"
 
-# 1. unrelated device, while a delete of ours sleeps in free_ctrl
+# 1. unrelated device, while a delete of ours sleeps in free_ctrl. Not
+# judged by time: removing an rxe device alone takes 3 to 27 s on the debug
+# kernel under TCG. The delete sleeps until told to go on (writing 0 ends
+# the delay, which logs "free delay over"); a removal that waited for it
+# would return only after that line.
 nrp_must nvme disconnect -n "$NRP_SUBNQN"
+# the in-tree nvme_rdma, if an earlier test left it loaded, flushes that
+# workqueue on every removal itself
+! nrp_mod_loaded nvme_rdma || rmmod nvme_rdma || nrp_fail "cannot unload the in-tree nvme_rdma"
 nrp_connect --nr-io-queues=1 --reconnect-delay=1 --ctrl-loss-tmo=2; ctrl=$NRP_CTRL
-echo 8000 >"$NRP_DEBUGFS/fault_free_delay_ms"
+echo 300000 >"$NRP_DEBUGFS/fault_free_delay_ms"
 nrp_cleanup_push "echo 0 >$NRP_DEBUGFS/fault_free_delay_ms"
 port_off
 nrp_dmesg_wait "fault: freeing a controller" 30 ||
 	nrp_fail "the controller was not deleted after ctrl_loss_tmo"
 t0=$(nrp_now)
-timeout 60 rdma link delete $other || nrp_fail "rdma link delete $other failed"
+timeout 120 rdma link delete $other || nrp_fail "rdma link delete $other failed or hung"
 secs=$(nrp_secs "$t0" "$(nrp_now)")
 echo "removing the unrelated $other during a slow delete: ${secs}s"
-[ "${secs%.*}" -lt 4 ] || nrp_fail "removing an unused device waited ${secs}s for another controller's delete"
+nrp_dmesg_since | grep -q "fault: free delay over" &&
+	nrp_fail "removing an unused device waited for another controller's delete"
+echo "the delete still sleeps: the removal did not wait for it"
 echo 0 >"$NRP_DEBUGFS/fault_free_delay_ms"
+nrp_dmesg_wait "fault: free delay over" 30 || nrp_fail "the delayed free did not go on"
 nrp_wait_gone "$ctrl" 30 || nrp_fail "$ctrl not gone"
 port_on
 
