@@ -101,10 +101,23 @@ static bool nrp_ibdev_unused(struct ib_device *ibdev)
  */
 void nrp_device_wait_unused(struct nrp_dying *d)
 {
-	while (!wait_event_timeout(nrp_devices_released,
-				   nrp_ibdev_unused(d->ibdev), 10 * HZ))
-		dev_warn(&d->ibdev->dev,
-			 "waiting for NVMe/RDMA queues to leave the device\n");
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+
+	/*
+	 * Not wait_event(): the condition takes nrp_devices_lock, and a
+	 * mutex must not be taken once the task is set to sleep (the debug
+	 * kernel warns "do not call blocking ops when !TASK_RUNNING"). With
+	 * wait_woken() the check runs while we are still running, and a
+	 * release between the check and the sleep is not lost: its wake-up
+	 * marks the entry, and wait_woken() then returns at once.
+	 */
+	add_wait_queue(&nrp_devices_released, &wait);
+	while (!nrp_ibdev_unused(d->ibdev)) {
+		if (!wait_woken(&wait, TASK_UNINTERRUPTIBLE, 10 * HZ))
+			dev_warn(&d->ibdev->dev,
+				 "waiting for NVMe/RDMA queues to leave the device\n");
+	}
+	remove_wait_queue(&nrp_devices_released, &wait);
 
 	mutex_lock(&nrp_devices_lock);
 	list_del(&d->node);
