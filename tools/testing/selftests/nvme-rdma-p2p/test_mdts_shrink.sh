@@ -32,18 +32,19 @@ echo "$big_kb" >"$q/max_sectors_kb" || nrp_fail "cannot raise max_sectors_kb"
 nrp_dmesg_mark
 errs0=$(nrp_stat "$ctrl" errors)
 fio --name=big --filename="$dev" --direct=1 --ioengine=libaio --rw=randwrite \
-	--bs="${big_kb}k" --iodepth=16 --size=96m --time_based --runtime=20 \
+	--bs="${big_kb}k" --iodepth=16 --size=96m --time_based --runtime=$((20 * NRP_SLOW)) \
 	--output-format=terse --terse-version=3 >/tmp/mdts-fio.out 2>&1 &
 fio_pid=$!
 nrp_cleanup_push "kill $fio_pid"
 # fio takes seconds to start under TCG: wait until the writes flow
 c0=$(nrp_data_cmds "$ctrl")
-for _ in $(seq 150); do
+for _ in $(seq $((150 * NRP_SLOW))); do
 	[ $(($(nrp_data_cmds "$ctrl") - c0)) -gt 32 ] && break
 	sleep 0.2
 done
 cmds0=$(nrp_data_cmds "$ctrl")
-[ $((cmds0 - c0)) -gt 32 ] || nrp_fail "only $((cmds0 - c0)) commands in 30 s: fio is not running"
+[ $((cmds0 - c0)) -gt 32 ] ||
+	nrp_fail "only $((cmds0 - c0)) commands in $((30 * NRP_SLOW)) s: fio is not running"
 echo 64 >"$NRP_DEBUGFS/$ctrl/fault_mdts_kb" || nrp_fail "no fault_mdts_kb"
 echo 1 >"/sys/class/nvme/$ctrl/reset_controller" || nrp_fail "reset_controller refused"
 sleep 1
