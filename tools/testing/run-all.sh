@@ -265,7 +265,7 @@ siw_kernels=${NRP_SIW_KERNELS-$siw_default}
 # guest) p2p_user_fs writes a 256 MiB XFS file instead of 1 GiB.
 uspace_tests=(p2p_user_raw p2p_user_fs)
 siw_all=(connect connect_all connect_options bad_input admin_commands fio_verify
-	filesystems mapping_modes max_transfer poll_queues reset_during_io
+	filesystems mapping_modes max_transfer poll_queues reset_during_io sg_tables
 	teardown_live)
 if [ "$tier" = full ]; then
 	siw_all+=(demo p2p_checkpoint p2p_concurrent p2p_multipath p2p_nvmet

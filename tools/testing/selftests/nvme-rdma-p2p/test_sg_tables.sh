@@ -1,0 +1,95 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Scatterlists of every length around the request's own entries: an I/O
+# command keeps NRP_IO_SG_CNT (32) entries behind its request, which it
+# does not clear between commands, and chains tables from the sg pools
+# behind them for more. A chained command turns the 32nd entry into a
+# chain link: a later command of that tag with exactly 32 segments must
+# not follow it. Writes and reads of 1 to 100 scattered pages (every
+# other page of a buffer, so no two merge into one segment) in random
+# order on a queue of 16 tags, each read back and compared; the trace
+# shows which tag carried which segment count, and the test asserts that
+# tags went from a chained command to one of exactly 32 segments, and
+# from longer commands to shorter ones.
+. "$(dirname "$0")/lib.sh"
+
+T=/sys/kernel/tracing
+[ -e $T/trace ] || mount -t tracefs nodev $T 2>/dev/null
+[ -e $T/trace ] || T=/sys/kernel/debug/tracing
+[ -e $T/trace ] || nrp_skip "this kernel has no tracefs (CONFIG_FTRACE off)"
+E=$T/events/nvme_rdma_p2p/nrp_map
+
+nrp_std_setup 64
+nrp_connect --nr-io-queues=1 --queue-size=16; ctrl=$NRP_CTRL
+dev=$(nrp_ns_dev "$ctrl") || nrp_fail "no namespace"
+inst=${ctrl#nvme}
+
+nrp_cleanup_push "echo 0 >$E/enable; echo 1 >$T/tracing_on"
+echo 0 >$T/tracing_on
+echo >$T/trace
+echo 1 >$E/enable
+echo 1 >$T/tracing_on
+seed=${NRP_SG_SEED:-$RANDOM}
+echo "seed $seed (NRP_SG_SEED)"
+out=$(python3 - "$dev" "$seed" <<'EOF'
+import mmap, os, random, sys
+
+dev, seed = sys.argv[1], int(sys.argv[2])
+rng = random.Random(seed)
+PAGE, MAXSEG = 4096, 100
+fd = os.open(dev, os.O_RDWR | os.O_DIRECT)
+wbuf = mmap.mmap(-1, 2 * MAXSEG * PAGE)
+rbuf = mmap.mmap(-1, 2 * MAXSEG * PAGE)
+wv, rv = memoryview(wbuf), memoryview(rbuf)
+# every other page: virtually apart, so never one physical run
+wpages = [wv[2 * i * PAGE:(2 * i + 1) * PAGE] for i in range(MAXSEG)]
+rpages = [rv[2 * i * PAGE:(2 * i + 1) * PAGE] for i in range(MAXSEG)]
+counts = [1, 2, 3, 31, 32, 32, 32, 33, 34, 64, 100]
+for it in range(240):
+    n = rng.choice(counts)
+    off = rng.randrange(0, (64 << 20) // PAGE - MAXSEG) * PAGE
+    data = os.urandom(n * PAGE)
+    for i in range(n):
+        wpages[i][:] = data[i * PAGE:(i + 1) * PAGE]
+        rpages[i][:] = b'\0' * PAGE
+    if os.pwritev(fd, wpages[:n], off) != n * PAGE:
+        sys.exit(f"iteration {it}: short write of {n} pages")
+    if os.preadv(fd, rpages[:n], off) != n * PAGE:
+        sys.exit(f"iteration {it}: short read of {n} pages")
+    for i in range(n):
+        if rpages[i] != data[i * PAGE:(i + 1) * PAGE]:
+            sys.exit(f"iteration {it}: {n} pages at {off}: page {i} read back differs")
+print("240 writes and reads verified")
+EOF
+) || nrp_fail "${out:-python3 failed}"
+echo "$out"
+echo 0 >$T/tracing_on
+
+# segment counts per tag, in order (the cid's low 12 bits are the tag)
+seq=$(grep "nrp_map: nvme$inst qid=1 " $T/trace | sed -n 's/.* cid=\([0-9a-fx]*\) .* segments=\([0-9]*\) .*/\1 \2/p')
+[ -n "$seq" ] || nrp_fail "no nrp_map events of nvme$inst's I/O queue"
+# mawk, Debian's awk, has no strtonum: read the hex cid digit by digit
+stats=$(echo "$seq" | awk 'function hex(s,  i, v) {
+	sub(/^0x/, "", s); v = 0
+	for (i = 1; i <= length(s); i++)
+		v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+	return v
+}
+{
+	tag = hex($1) % 4096; n = $2
+	if (n == 100) hundred++
+	if (tag in last) {
+		if (last[tag] > 32 && n == 32) to32++
+		if (last[tag] > n) shorter++
+	}
+	last[tag] = n; tags[tag] = 1
+} END {
+	nt = 0; for (t in tags) nt++
+	printf "%d %d %d %d\n", nt, to32 + 0, shorter + 0, hundred + 0
+}')
+read -r ntags to32 shorter hundred <<<"$stats"
+echo "tags used: $ntags; chained then 32 segments on one tag: $to32; longer then shorter: $shorter; 100-segment commands: $hundred"
+[ "$hundred" -gt 0 ] || nrp_fail "no command had 100 segments: the pages were merged, the test proves nothing"
+[ "$to32" -gt 0 ] || nrp_fail "no tag followed a chained command with one of 32 segments (seed $seed)"
+[ "$shorter" -gt 10 ] || nrp_fail "only $shorter commands shorter than their tag's previous one"
+nrp_pass
