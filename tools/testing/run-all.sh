@@ -155,7 +155,8 @@ timed set-up "$NRP_TOP/tools/setup.sh" --no-kernel || nrp_die "setup failed"
 # what is left. A part that needs a kernel waits for it (need_kernel).
 bg_kernels=()
 for k in $kernels; do
-	[ "$k" = stock ] && continue
+	# Debian's own kernels (stock, stock-6.12) come with the set-up
+	case $k in stock | stock-*) continue ;; esac
 	[ -e "$(nrp_kernel_dir "$k")/.done" ] || bg_kernels+=("$k")
 done
 kernel_builds() {
