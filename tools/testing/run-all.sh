@@ -311,10 +311,20 @@ rxe_on_stock=("${siw_all[@]}" batch_map_fail post_fail_mr bogus_invalidation
 # (host/dkms: add, build, install, remove for both series).
 full_only=(dkms_load)
 
-# Seconds a test took on the debug kernel under TCG in a whole-suite run;
-# a test not listed counts as 120. Only the split below uses them.
-debug_secs="fio_verify:1029 fuzz_options:716 hostile_target:593
-	p2p_checkpoint:525"
+# Seconds a test took on the debug kernel under TCG in a whole-suite run
+# (the full tier at f2bbf84: boots of 4813 and 4932 s); a test not listed
+# counts as 120. Only the split below uses them.
+debug_secs="fio_verify:1348 fuzz_options:822 hostile_target:616 auth:500 demo:455
+	p2p_concurrent:438 filesystems:298 p2p_checkpoint:274 pi_namespace:242
+	mdts_shrink:222 admin_commands:210 backends_siw:208 device_removal:199
+	reset_during_io:193 p2p_nvmet:192 p2p_auth:192 bad_input:191
+	poll_queues:181 target_restart:181 log_wording:171 batch_map_fail:157
+	mapping_modes:155 p2p_siw:153 max_transfer:145 connect_options:141
+	nrp_stat:138 post_fail_mr:137 connect:136 p2p_unreachable:125
+	reconnect_quiesced:111 fixtures:95 sg_tables:87 connect_all:80
+	exit_during_free:78 bogus_invalidation:67 p2p_multipath:66
+	gpu_standin:64 teardown_live:62 transport_name:54 tracepoints:54
+	module_load:20 wrong_kernel:16 transport_registered:10"
 # The tests of debug boot $1 (1 or 2) of the split: longest first, each
 # to the boot with less so far, so that the two boots (one per lane) end
 # close together. Both boots compute the same partition.
