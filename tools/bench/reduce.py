@@ -570,19 +570,23 @@ def main():
             "met": best["gain_ours"] >= 1.15,
             "detail": f"best: {best['profile']} {best['label']} {best['gain_ours']:.2f}x ({best['verdict']})"})
     attr = attribution(raw, runs) if icount else {"skipped": "wall-clock mode: no instruction counts"}
-    # judged on the exact difference where there is one
+    # judged on the exact difference where there is one, and only as far
+    # as it resolves: a profile meets 0.85x when its ratio plus its step
+    # does (a 0.43x +- 1.15 from too few I/Os proves nothing), and is
+    # above 1.00x only when its ratio less its step is
     key = lambda c: c.get("ratio_exact", c.get("ratio_transport"))
+    step = lambda c: c.get("ratio_exact_step", 0.0) if "ratio_exact" in c else 0.0
     ac = [c for c in attr.get("compare", []) if key(c) is not None]
     if ac:
-        best = min(ac, key=key)
-        worst = max(ac, key=key)
+        best = min(ac, key=lambda c: key(c) + step(c))
+        worst = max(ac, key=lambda c: key(c) - step(c))
         how = "exact difference" if "ratio_exact" in best else "per-function sums"
+        fmt = lambda c: f"{c['profile']} {key(c):.2f}x" + (f" ± {step(c):.2f}" if step(c) else "")
         targets.append({
             "target": "host-transport instructions per I/O <= 0.85x the in-tree nvme_rdma on "
-                      "one profile, none above 1.00x (attribution)",
-            "met": key(best) <= 0.85 and key(worst) <= 1.0,
-            "detail": f"best {best['profile']} {key(best):.2f}x, worst "
-                      f"{worst['profile']} {key(worst):.2f}x ({how})"})
+                      "one profile, none above 1.00x (attribution, within the resolution)",
+            "met": key(best) + step(best) <= 0.85 and key(worst) - step(worst) <= 1.0,
+            "detail": f"best {fmt(best)}, worst {fmt(worst)} ({how})"})
     xw = [r for r in results if r["profile"] == "xfs_ckpt" and r["metric"] == "wall_s"]
     if xw and xw[0]["gain_ours"] is not None:
         targets.append({
