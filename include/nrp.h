@@ -64,17 +64,9 @@
 /* Send queue slots one command may occupy: REG_MR, SEND, LOCAL_INV. */
 #define NRP_SQ_SLOTS_PER_CMD		3
 
-/*
- * The scatterlist entries stored right behind each nrp_request: the
- * admin queue's commands have one segment at most, an I/O command gets
- * enough for 128 KiB in scattered 4 KiB pages, about 1 KiB per tag.
- * In-tree keeps two and allocates a chained table from the sg pools for
- * every larger command (a mempool allocation, a memset of the table and
- * a free per I/O); ours does that only beyond NRP_IO_SG_CNT segments.
- */
-#define NRP_ADMIN_SG_CNT		NVME_INLINE_SG_CNT
-#define NRP_IO_SG_CNT			32
-#define NRP_SGL_BYTES(n)		(sizeof(struct scatterlist) * (n))
+/* The scatterlist entries stored right behind each nrp_request. */
+#define NRP_FIRST_SGL_BYTES \
+	(sizeof(struct scatterlist) * NVME_INLINE_SG_CNT)
 
 struct nrp_ctrl;
 
@@ -126,7 +118,6 @@ struct nrp_request {
 	__le16			status;
 	union nvme_result	result;
 	u8			dma_kind;	/* enum nrp_dma_kind */
-	u8			first_sg_cnt;	/* entries in first_sgl[] */
 	int			nents;		/* entries filled by blk_rq_map_sg */
 	u32			num_sge;
 	struct ib_sge		sge[1 + NRP_MAX_INLINE_SGES];
@@ -135,7 +126,7 @@ struct nrp_request {
 	struct ib_cqe		reg_cqe;
 	struct ib_cqe		inv_cqe;
 	struct sg_table		sgt;
-	struct scatterlist	first_sgl[];	/* NRP_*_SG_CNT entries */
+	struct scatterlist	first_sgl[];	/* NVME_INLINE_SG_CNT entries */
 };
 
 enum nrp_queue_flags {

@@ -177,7 +177,7 @@ static int nrp_configure_admin_queue(struct nrp_ctrl *ctrl, bool new)
 		ret = nvme_alloc_admin_tag_set(&ctrl->ctrl, &ctrl->admin_set,
 					       &nrp_admin_mq_ops,
 					       sizeof(struct nrp_request) +
-					       NRP_SGL_BYTES(NRP_ADMIN_SG_CNT));
+					       NRP_FIRST_SGL_BYTES);
 		if (ret)
 			goto out_free_aen_qe;
 	}
@@ -238,7 +238,7 @@ static int nrp_alloc_io_tag_set(struct nrp_ctrl *ctrl)
 				     ctrl->ctrl.opts->nr_poll_queues ?
 				     HCTX_MAX_TYPES : 2,
 				     sizeof(struct nrp_request) +
-				     NRP_SGL_BYTES(NRP_IO_SG_CNT));
+				     NRP_FIRST_SGL_BYTES);
 }
 
 static int nrp_configure_io_queues(struct nrp_ctrl *ctrl, bool new)

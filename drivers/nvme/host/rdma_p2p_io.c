@@ -801,8 +801,6 @@ static int nrp_init_request(struct blk_mq_tag_set *set, struct request *rq,
 	req->reg_wr.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |
 			     IB_ACCESS_REMOTE_WRITE;
 	req->dma_kind = NRP_DMA_NONE;
-	req->first_sg_cnt = qid ? NRP_IO_SG_CNT : NRP_ADMIN_SG_CNT;
-	sg_init_table(req->first_sgl, req->first_sg_cnt);
 	/* a command id of a request never sent answers nothing */
 	req->answered = true;
 	nvme_req(rq)->ctrl = &ctrl->ctrl;

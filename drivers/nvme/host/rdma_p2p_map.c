@@ -114,39 +114,33 @@ static int nrp_dma_map_p2p(struct nrp_queue *queue, struct nrp_request *req,
 
 /*
  * The request's scatterlist for @nents entries. Most requests fit in the
- * entries behind the request, which sg_init_table() set up once, in
- * nrp_init_request(): they are not cleared again per command, because
- * blk_rq_map_sg() overwrites the page, offset and length of every entry
- * it fills, clears an end mark left by a longer earlier command as it
- * passes, and marks the new end, so what it leaves is a well-formed table
- * of exactly its entries (the block layer does that so that drivers need
- * not clear the table per command; the DMA mapping then sets the DMA
- * fields of the entries it maps). Larger requests chain tables from the
- * sg pools behind those entries through sg_alloc_table_chained().
+ * NVME_INLINE_SG_CNT entries behind the request: those are cleared and
+ * terminated here, which is all sg_alloc_table_chained() does for them,
+ * but inline (no call, and a few stores instead of the out-of-line
+ * memset() of sg_init_table()). Larger ones chain tables
+ * from the sg pools through it.
  */
 static int nrp_sg_table_init(struct nrp_request *req, unsigned int nents)
 {
+	unsigned int i;
+
 	req->sgt.sgl = req->first_sgl;
-	if (unlikely(nents > req->first_sg_cnt))
+	if (nents > NVME_INLINE_SG_CNT)
 		return sg_alloc_table_chained(&req->sgt, nents, req->first_sgl,
-					      req->first_sg_cnt);
+					      NVME_INLINE_SG_CNT);
+	for (i = 0; i < NVME_INLINE_SG_CNT; i++)
+		req->first_sgl[i] = (struct scatterlist){};
+	sg_mark_end(&req->first_sgl[nents - 1]);
 	req->sgt.nents = nents;
 	req->sgt.orig_nents = nents;
 	return 0;
 }
 
-/*
- * Undo nrp_sg_table_init(): only a chained table has anything to free.
- * Its last entry behind the request was made a chain link, which
- * blk_rq_map_sg() would follow: set the entries up afresh, as the next
- * command expects them.
- */
+/* Undo nrp_sg_table_init(): only a chained table has anything to free. */
 static void nrp_sg_table_free(struct nrp_request *req)
 {
-	if (likely(req->sgt.orig_nents <= req->first_sg_cnt))
-		return;
-	sg_free_table_chained(&req->sgt, req->first_sg_cnt);
-	sg_init_table(req->first_sgl, req->first_sg_cnt);
+	if (req->sgt.orig_nents > NVME_INLINE_SG_CNT)
+		sg_free_table_chained(&req->sgt, NVME_INLINE_SG_CNT);
 }
 
 void nrp_dma_unmap(struct nrp_queue *queue, struct request *rq)
