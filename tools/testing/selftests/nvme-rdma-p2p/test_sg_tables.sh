@@ -1,15 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Scatterlists of every length around the request's own entries: an I/O
-# command keeps NRP_IO_SG_CNT (32) entries behind its request, which it
-# does not clear between commands, and chains tables from the sg pools
-# behind them for more. A chained command turns the 32nd entry into a
-# chain link: a later command of that tag with exactly 32 segments must
+# Scatterlists of every length around the request's own entries: a
+# command keeps NVME_INLINE_SG_CNT (2) entries behind its request and
+# chains tables from the kernel's sg pools (8 to 128 entries) behind them
+# for more. A chained command turns the last of those entries into a
+# chain link: a later command of that tag with one or two segments must
 # not follow it. Writes and reads of 1 to 100 scattered pages (every
 # other page of a buffer, so no two merge into one segment) in random
 # order on a queue of 16 tags, each read back and compared; the trace
 # shows which tag carried which segment count, and the test asserts that
-# tags went from a chained command to one of exactly 32 segments, and
+# tags went from a chained command to one in the inline entries, and
 # from longer commands to shorter ones.
 . "$(dirname "$0")/lib.sh"
 
@@ -44,7 +44,7 @@ wv, rv = memoryview(wbuf), memoryview(rbuf)
 # every other page: virtually apart, so never one physical run
 wpages = [wv[2 * i * PAGE:(2 * i + 1) * PAGE] for i in range(MAXSEG)]
 rpages = [rv[2 * i * PAGE:(2 * i + 1) * PAGE] for i in range(MAXSEG)]
-counts = [1, 2, 3, 31, 32, 32, 32, 33, 34, 64, 100]
+counts = [1, 1, 2, 2, 3, 8, 9, 16, 17, 32, 33, 64, 65, 100]
 for it in range(240):
     n = rng.choice(counts)
     off = rng.randrange(0, (64 << 20) // PAGE - MAXSEG) * PAGE
@@ -79,17 +79,17 @@ stats=$(echo "$seq" | awk 'function hex(s,  i, v) {
 	tag = hex($1) % 4096; n = $2
 	if (n == 100) hundred++
 	if (tag in last) {
-		if (last[tag] > 32 && n == 32) to32++
+		if (last[tag] > 2 && n <= 2) toinline++
 		if (last[tag] > n) shorter++
 	}
 	last[tag] = n; tags[tag] = 1
 } END {
 	nt = 0; for (t in tags) nt++
-	printf "%d %d %d %d\n", nt, to32 + 0, shorter + 0, hundred + 0
+	printf "%d %d %d %d\n", nt, toinline + 0, shorter + 0, hundred + 0
 }')
-read -r ntags to32 shorter hundred <<<"$stats"
-echo "tags used: $ntags; chained then 32 segments on one tag: $to32; longer then shorter: $shorter; 100-segment commands: $hundred"
+read -r ntags toinline shorter hundred <<<"$stats"
+echo "tags used: $ntags; chained then 1 or 2 segments on one tag: $toinline; longer then shorter: $shorter; 100-segment commands: $hundred"
 [ "$hundred" -gt 0 ] || nrp_fail "no command had 100 segments: the pages were merged, the test proves nothing"
-[ "$to32" -gt 0 ] || nrp_fail "no tag followed a chained command with one of 32 segments (seed $seed)"
+[ "$toinline" -gt 0 ] || nrp_fail "no tag followed a chained command with one of 1 or 2 segments (seed $seed)"
 [ "$shorter" -gt 10 ] || nrp_fail "only $shorter commands shorter than their tag's previous one"
 nrp_pass
