@@ -231,6 +231,15 @@ nrp_nvmet_allow_hosts() {
 # alias, and nvmet and the host refuse the groups. An admin loads it once.
 nrp_auth_dh_load() { modprobe -q dh_generic 2>/dev/null || true; }
 
+# Sets T to the tracefs root, mounting it where the kernel has it but
+# nothing mounted it yet; skips on a kernel without tracing.
+nrp_tracefs_require() {
+	T=/sys/kernel/tracing
+	[ -e $T/trace ] || mount -t tracefs nodev $T 2>/dev/null
+	[ -e $T/trace ] || T=/sys/kernel/debug/tracing
+	[ -e $T/trace ] || nrp_skip "this kernel has no tracefs (CONFIG_FTRACE off)"
+}
+
 # Skip unless the host's nvme core (loaded by now) does in-band
 # authentication.
 nrp_auth_host_require() {

@@ -16,10 +16,7 @@
 # stays, records nothing and stays live.
 . "$(dirname "$0")/lib.sh"
 
-T=/sys/kernel/tracing
-[ -e $T/trace ] || mount -t tracefs nodev $T 2>/dev/null
-[ -e $T/trace ] || T=/sys/kernel/debug/tracing
-[ -e $T/trace ] || nrp_skip "this kernel has no tracefs (CONFIG_FTRACE off)"
+nrp_tracefs_require
 E=$T/events/nvme_rdma_p2p
 
 nrp_std_setup 64
