@@ -9,11 +9,13 @@
 #
 #   scripts/kernel-series.sh candidate SERIES  newest release apt can install
 #                                              with a matching linux-source,
-#                                              and their package version
+#                                              their package version and the
+#                                              image package to install
 #   scripts/kernel-series.sh installed SERIES  release whose headers are
 #                                              installed (the one matching the
 #                                              installed linux-source first)
 #   scripts/kernel-series.sh kdir [SERIES]     its build tree (default 6.1)
+#   scripts/kernel-series.sh image [SERIES]    its installed image package
 #   scripts/kernel-series.sh list              the series the project supports
 #
 # A release is printed like "6.1.0-57-amd64" or "6.12.117+deb12-amd64".
@@ -60,7 +62,27 @@ candidate)
 		awk '/^[^ ]/ { sub(":$", "", $1); p = $1 } /Candidate:/ { print p, $2 }' |
 		awk -v v="$srcver" '$2 == v' | pick "$srcver")
 	[ -n "$rel" ] || die "no linux-headers-$series.*-amd64 of version $srcver (that of linux-source-$series)"
-	echo "$rel $srcver"
+	# Debian's signed image of a release reaches the archive later than
+	# its headers, source and unsigned image (seen: 6.12.118's headers and
+	# -unsigned image a day before linux-image-6.12.118+deb12-amd64). Both
+	# install the same /boot/vmlinuz-REL; the guest does not check the
+	# signature, so the unsigned one stands in until the signed one comes.
+	img=
+	for p in "linux-image-$rel" "linux-image-$rel-unsigned"; do
+		v=$(apt-cache policy "$p" 2>/dev/null | awk '/Candidate:/ { print $2 }')
+		[ "$v" = "$srcver" ] && { img=$p; break; }
+	done
+	[ -n "$img" ] || die "no linux-image-$rel (signed or -unsigned) of version $srcver"
+	echo "$rel $srcver $img"
+	;;
+image)
+	# the image package installed for the release of the installed headers
+	rel=$("$0" installed "$series") || exit 1
+	for p in "linux-image-$rel" "linux-image-$rel-unsigned"; do
+		dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null | grep -q '^ii' &&
+			{ echo "$p"; exit 0; }
+	done
+	die "no linux-image-$rel installed (tools/setup.sh installs it)"
 	;;
 installed|kdir)
 	srcver=$(dpkg-query -W -f='${db:Status-Abbrev}${Version}' "linux-source-$series" 2>/dev/null |
@@ -77,6 +99,6 @@ installed|kdir)
 	fi
 	;;
 *)
-	die "usage: scripts/kernel-series.sh list|candidate|installed|kdir [SERIES]"
+	die "usage: scripts/kernel-series.sh list|candidate|installed|kdir|image [SERIES]"
 	;;
 esac

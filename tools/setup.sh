@@ -32,11 +32,16 @@ tools=(make gcc bc flex bison libelf-dev libssl-dev dwarves cpio xz-utils kmod
 # The packages not installed at the version wanted, from the apt lists as
 # they are now.
 wanted() {
-	local cand rel srcver p series pkgs=("${tools[@]}")
+	local cand rel srcver img p series pkgs=("${tools[@]}")
 	for series in $("$NRP_TOP/scripts/kernel-series.sh" list); do
 		cand=$("$NRP_TOP/scripts/kernel-series.sh" candidate "$series") || return 1
-		read -r rel srcver <<<"$cand"
-		pkgs+=("linux-image-$rel" "linux-headers-$rel")
+		read -r rel srcver img <<<"$cand"
+		pkgs+=("linux-headers-$rel")
+		# either image of the release will do (kernel-series.sh): the
+		# unsigned one installed while the signed one lagged is kept
+		[ "$(dpkg-query -W -f='${db:Status-Abbrev}${Version}' "linux-image-$rel" 2>/dev/null)" = "ii $srcver" ] ||
+			[ "$(dpkg-query -W -f='${db:Status-Abbrev}${Version}' "linux-image-$rel-unsigned" 2>/dev/null)" = "ii $srcver" ] ||
+			echo "$img"
 		# the source must move with the headers: the private headers come from it
 		[ "$(dpkg-query -W -f='${db:Status-Abbrev}${Version}' "linux-source-$series" 2>/dev/null)" = "ii $srcver" ] ||
 			echo "linux-source-$series"

@@ -11,14 +11,17 @@ list=$("$ks" list)
 	fail "supported series are '$list', without 6.1 and 6.12"
 for series in $list; do
 	cand=$("$ks" candidate "$series") || fail "no candidate for $series"
-	read -r cand candver <<<"$cand"
+	read -r cand candver _ <<<"$cand"
 	inst=$("$ks" installed "$series") || fail "nothing installed for $series"
 	echo "series $series: apt offers $cand, installed $inst"
 	[ "$cand" = "$inst" ] || fail "the set-up left $inst although apt offers $cand"
 	[ "$("$ks" kdir "$series")" = "/usr/src/linux-headers-$inst" ] || fail "kdir is not $inst's"
 	srcver=$(dpkg-query -W -f='${Version}' "linux-source-$series")
 	hdrver=$(dpkg-query -W -f='${Version}' "linux-headers-$inst")
-	imgver=$(dpkg-query -W -f='${Version}' "linux-image-$inst")
+	img=$("$ks" image "$series") || fail "no image installed for $series"
+	[[ "$img" == "linux-image-$inst" || "$img" == "linux-image-$inst-unsigned" ]] ||
+		fail "image package $img is not of $inst"
+	imgver=$(dpkg-query -W -f='${Version}' "$img")
 	[ "$srcver" = "$hdrver" ] || fail "linux-source-$series $srcver and headers $hdrver differ"
 	[ "$srcver" = "$imgver" ] || fail "linux-source-$series $srcver and image $imgver differ"
 	[ "$srcver" = "$candver" ] || fail "apt offers $candver for $series, linux-source-$series is $srcver"
