@@ -82,14 +82,28 @@ static void nrp_end_req(struct nrp_request *req)
 }
 
 /*
- * Drop one of the events a request waits for; the last one completes it.
- * Inline: every I/O drops two (SEND and response), and only one of them
- * has more to do than the decrement.
+ * Drop one of the events a request waits for; the last one completes it
+ * (and then true). Inline: every I/O drops two (SEND and response), and
+ * only one of them has more to do than the decrement.
  */
-static __always_inline void nrp_put_req(struct nrp_request *req)
+static __always_inline bool nrp_put_req(struct nrp_request *req)
 {
-	if (refcount_dec_and_test(&req->pending))
-		nrp_end_req(req);
+	if (!refcount_dec_and_test(&req->pending))
+		return false;
+	nrp_end_req(req);
+	return true;
+}
+
+/*
+ * A send completion (SEND or LOCAL_INV) dropped its reference. If that
+ * completed the request, its response had come first and counted it as a
+ * waiter of reap_work (nrp_handle_rsp()): it waits no more.
+ */
+static __always_inline void nrp_put_req_send(struct nrp_queue *queue,
+					     struct nrp_request *req)
+{
+	if (nrp_put_req(req) && queue->send_cq != queue->cq)
+		atomic_dec(&queue->send_waiters);
 }
 
 static void nrp_send_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -101,7 +115,7 @@ static void nrp_send_done(struct ib_cq *cq, struct ib_wc *wc)
 		nrp_wr_failed(wc->qp->qp_context, wc, "SEND");
 		return;
 	}
-	nrp_put_req(req);
+	nrp_put_req_send(req->queue, req);
 }
 
 /* REG_MR is posted unsignaled: only failures come back here. */
@@ -120,7 +134,7 @@ static void nrp_inv_done(struct ib_cq *cq, struct ib_wc *wc)
 		nrp_wr_failed(wc->qp->qp_context, wc, "LOCAL_INV");
 		return;
 	}
-	nrp_put_req(req);
+	nrp_put_req_send(req->queue, req);
 }
 
 static void nrp_aen_send_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -166,6 +180,53 @@ int nrp_post_recv(struct nrp_queue *queue, struct nrp_qe *qe)
 	return ret;
 }
 
+/*
+ * Why sends have a CQ of their own that raises no events (unlike in-tree,
+ * whose one CQ per queue raises an event for every SEND completion): a
+ * SEND completes when the target's ACK comes back, which is almost always
+ * before the target's response, and the response is what a request
+ * really waits for. An event costs a provider callback, a softirq round
+ * and re-arming the CQ; one per command just to learn that the capsule
+ * left is the biggest cost of a small I/O that the transport controls.
+ * So the send CQ is polled when a response arrives whose SEND has not
+ * been seen yet: the SEND completion is found there and the response
+ * completes the request, as the only event of the command.
+ */
+static void nrp_reap_sends(struct nrp_queue *queue)
+{
+	if (queue->send_cq != queue->cq)
+		ib_process_cq_direct(queue->send_cq, queue->send_cq_depth);
+}
+
+/*
+ * The response came and the request still waits for a send completion
+ * (its SEND, when the ACK lost the race, or the LOCAL_INV just posted):
+ * nothing raises an event for it, so reap_work polls until it is there.
+ */
+static void nrp_wait_send(struct nrp_queue *queue)
+{
+	nrp_qstat_inc(queue, NRP_STAT_SEND_WAITS);
+	atomic_inc(&queue->send_waiters);
+	mod_delayed_work(nvme_wq, &queue->reap_work, 0);
+}
+
+void nrp_reap_work(struct work_struct *work)
+{
+	struct nrp_queue *queue = container_of(to_delayed_work(work),
+					       struct nrp_queue, reap_work);
+
+	nrp_reap_sends(queue);
+	/*
+	 * Keep polling a tick apart while a request waits, and while the
+	 * QP drains. A drained QP has had every completion reaped, and a
+	 * request that saw a failed send is the tag set's to cancel.
+	 */
+	if ((atomic_read(&queue->send_waiters) > 0 &&
+	     test_bit(NRP_Q_CONNECTED, &queue->flags)) ||
+	    test_bit(NRP_Q_DRAINING, &queue->flags))
+		queue_delayed_work(nvme_wq, &queue->reap_work, 1);
+}
+
 static void nrp_handle_rsp(struct nrp_queue *queue,
 			   struct nvme_completion *cqe, struct ib_wc *wc)
 {
@@ -202,6 +263,13 @@ static void nrp_handle_rsp(struct nrp_queue *queue,
 	req->answered = true;
 	req->status = cqe->status;
 	req->result = cqe->result;
+	/*
+	 * Its SEND completion not seen yet: it is most likely on the send
+	 * CQ by now. Responses that come in a batch find theirs already
+	 * reaped by the first one's poll.
+	 */
+	if (refcount_read(&req->pending) > 1)
+		nrp_reap_sends(queue);
 
 	inv = wc->wc_flags & IB_WC_WITH_INVALIDATE;
 	inv_rkey = inv ? wc->ex.invalidate_rkey : 0;
@@ -240,12 +308,16 @@ static void nrp_handle_rsp(struct nrp_queue *queue,
 				"Queueing INV WR for rkey %#x failed (%d): queue %d\n",
 				req->mr->rkey, ret, nrp_qid(queue));
 			nrp_protocol_error(queue);
+			return;
 		}
 		/* the response's reference now belongs to the LOCAL_INV */
+		if (queue->send_cq != queue->cq)
+			nrp_wait_send(queue);
 		return;
 	}
 
-	nrp_put_req(req);
+	if (!nrp_put_req(req) && queue->send_cq != queue->cq)
+		nrp_wait_send(queue);
 }
 
 /*

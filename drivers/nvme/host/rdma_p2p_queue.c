@@ -320,33 +320,55 @@ static int nrp_get_cq(struct nrp_queue *queue)
 {
 	struct ib_device *ibdev = queue->dev->ibdev;
 	int qid = nrp_qid(queue);
+	struct ib_cq *cq, *send_cq;
 	int vector;
 
 	/* the admin queue is quiet: let it share a vector with I/O queue 1 */
 	vector = (qid ? qid - 1 : 0) % ibdev->num_comp_vectors;
 
-	if (queue->polled)
-		queue->cq = ib_alloc_cq(ibdev, queue, queue->cq_depth, vector,
-					IB_POLL_DIRECT);
-	else
-		queue->cq = ib_cq_pool_get(ibdev, queue->cq_depth, vector,
-					   IB_POLL_SOFTIRQ);
-	if (IS_ERR(queue->cq)) {
-		int ret = PTR_ERR(queue->cq);
-
-		queue->cq = NULL;
-		return ret;
+	if (queue->polled) {
+		/* blk-mq polls one CQ for everything */
+		cq = ib_alloc_cq(ibdev, queue, queue->cq_depth, vector,
+				 IB_POLL_DIRECT);
+		if (IS_ERR(cq))
+			return PTR_ERR(cq);
+		queue->cq = cq;
+		queue->send_cq = cq;
+		return 0;
 	}
+
+	/* see nrp_reap_sends(): sends on a CQ that raises no events */
+	send_cq = ib_alloc_cq(ibdev, queue, queue->send_cq_depth, vector,
+			      IB_POLL_DIRECT);
+	if (IS_ERR(send_cq))
+		return PTR_ERR(send_cq);
+	cq = ib_cq_pool_get(ibdev, queue->cq_depth, vector, IB_POLL_SOFTIRQ);
+	if (IS_ERR(cq))
+		goto out_free_send_cq;
+
+	atomic_set(&queue->send_waiters, 0);
+	INIT_DELAYED_WORK(&queue->reap_work, nrp_reap_work);
+	queue->cq = cq;
+	queue->send_cq = send_cq;
 	return 0;
+
+out_free_send_cq:
+	ib_free_cq(send_cq);
+	return PTR_ERR(cq);
 }
 
 static void nrp_put_cq(struct nrp_queue *queue)
 {
-	if (queue->polled)
+	if (queue->polled) {
 		ib_free_cq(queue->cq);
-	else
+	} else {
+		/* the QP is gone: nothing reaped is left to wait for */
+		cancel_delayed_work_sync(&queue->reap_work);
 		ib_cq_pool_put(queue->cq, queue->cq_depth);
+		ib_free_cq(queue->send_cq);
+	}
 	queue->cq = NULL;
+	queue->send_cq = NULL;
 }
 
 static int nrp_create_qp(struct nrp_queue *queue)
@@ -354,7 +376,7 @@ static int nrp_create_qp(struct nrp_queue *queue)
 	struct ib_qp_init_attr attr = {
 		.event_handler	= nrp_qp_event,
 		.qp_context	= queue,
-		.send_cq	= queue->cq,
+		.send_cq	= queue->send_cq,
 		.recv_cq	= queue->cq,
 		.sq_sig_type	= IB_SIGNAL_REQ_WR,
 		.qp_type	= IB_QPT_RC,
@@ -438,12 +460,20 @@ static int nrp_create_queue_ib(struct nrp_queue *queue)
 	}
 	ibdev = queue->dev->ibdev;
 
-	/* every send slot and every receive may complete, plus the drain */
-	queue->cq_depth = (NRP_SQ_SLOTS_PER_CMD + 1) * queue->depth + 1;
+	/*
+	 * Every send slot and every receive may complete, plus the drain's
+	 * marker on either side: on one CQ when polled, else on two.
+	 */
+	queue->send_cq_depth = NRP_SQ_SLOTS_PER_CMD * queue->depth + 1;
+	queue->cq_depth = queue->depth + 1;
+	if (queue->polled)
+		queue->cq_depth += queue->send_cq_depth;
 	ret = nrp_get_cq(queue);
 	if (ret) {
-		dev_err(ctrl->ctrl.device, "queue %d: no CQ of %d entries: %d\n",
-			nrp_qid(queue), queue->cq_depth, ret);
+		dev_err(ctrl->ctrl.device,
+			"queue %d: no CQs of %d and %d entries: %d\n",
+			nrp_qid(queue), queue->cq_depth, queue->send_cq_depth,
+			ret);
 		goto out_put_device;
 	}
 
@@ -733,7 +763,17 @@ static void nrp_drain_queue(struct nrp_queue *queue, bool disconnect)
 		return;
 	if (disconnect)
 		rdma_disconnect(queue->cm_id);
+	/*
+	 * ib_drain_qp() looks at a CQ that raises no events only every
+	 * 100 ms: reap_work polls the send CQ meanwhile, so that the drain
+	 * ends when its marker completes.
+	 */
+	if (queue->send_cq != queue->cq) {
+		set_bit(NRP_Q_DRAINING, &queue->flags);
+		mod_delayed_work(nvme_wq, &queue->reap_work, 0);
+	}
 	ib_drain_qp(queue->qp);
+	clear_bit(NRP_Q_DRAINING, &queue->flags);
 	/* requests chained there were started: the tag set cancels them */
 	nrp_discard_unposted(queue);
 }

@@ -53,6 +53,7 @@ static const char * const nrp_stat_names[NRP_STAT_COUNT] = {
 	[NRP_STAT_RECONNECTS]		= "reconnects",
 	[NRP_STAT_NOT_READY]		= "not_ready",
 	[NRP_STAT_MRS_HELD]		= "mrs_held_back",
+	[NRP_STAT_SEND_WAITS]		= "send_completion_waits",
 };
 
 static const char * const nrp_fault_names[NRP_FAULT_COUNT] = {

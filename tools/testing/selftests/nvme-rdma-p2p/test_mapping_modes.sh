@@ -6,7 +6,8 @@
 #    invalidates every registration, we post no LOCAL_INV;
 #  - FRWR with local invalidation: when the target does not invalidate
 #    (here: we stop asking, debugfs remote_invalidate=N) every command
-#    ends with our own LOCAL_INV before it completes;
+#    ends with our own LOCAL_INV before it completes (its completion is
+#    reaped without an event: the command waits for it, counted);
 #  - global rkey (register_always=N, as with nvme_rdma): single-segment
 #    I/O skips registration altogether.
 . "$(dirname "$0")/lib.sh"
@@ -20,7 +21,7 @@ nrp_expect "remote_invalidate by default" "$(cat "$knob")" Y
 # 128 writes and 128 reads of 64 KiB, verified: each of them registered,
 # and each registration ended the $1 way (remote or local), none the other
 frwr_round() {
-	local how=$1 other=remote frwr
+	local how=$1 other=remote frwr waits
 	[ "$how" = remote ] && other=local
 	nrp_snap
 	nrp_fio_verify "$dev" --ioengine=libaio --rw=randwrite --bs=64k --iodepth=8 --size=8m
@@ -28,7 +29,12 @@ frwr_round() {
 	[ "$frwr" -ge 256 ] || nrp_fail "only $frwr FRWR commands for 128 writes and 128 reads of 64 KiB"
 	nrp_expect "$how invalidations" "$(nrp_delta "${how}_invalidations")" "$frwr"
 	nrp_expect "$other invalidations" "$(nrp_delta "${other}_invalidations")" 0
-	echo "$how invalidation: $frwr FRWR commands, each ended that way"
+	# a LOCAL_INV's completion raises no event (send CQ): each of those
+	# commands waited for it once, and still completed, verified
+	waits=$(nrp_delta send_completion_waits)
+	[ "$how" = remote ] || [ "$waits" -ge "$frwr" ] ||
+		nrp_fail "$waits waits for a send completion, fewer than the $frwr LOCAL_INVs"
+	echo "$how invalidation: $frwr FRWR commands, each ended that way ($waits waited for a send completion)"
 }
 
 frwr_round remote
