@@ -59,12 +59,12 @@ mem=${NRP_BENCH_MEM:-$((2048 + ckpt_mib + ckpt_mib / 4))}
 gpu_mib=256
 while [ "$gpu_mib" -lt $((2 * ckpt_mib)) ]; do gpu_mib=$((gpu_mib * 2)); done
 
-# What the host side needs: setup.sh (packages, the guest kernel),
+# What the host side needs: setup.sh (packages), the guest kernel of
+# NRP_BENCH_KERNEL (only that one: a 6.12 bench does not wait for the 6.1
+# P2PDMA kernel to build; the stock kernel needs no build at all),
 # python3 for the reducer, gnuplot for the chart.
-# (The stock kernel needs no build: no waiting for the P2PDMA kernel.)
-setup_opt=()
-[ "$kernel" != stock ] || setup_opt=(--no-kernel)
-"$NRP_TOP/tools/setup.sh" "${setup_opt[@]}"
+"$NRP_TOP/tools/setup.sh" --no-kernel
+[ "$kernel" = stock ] || "$NRP_TOP/tools/vm/build-kernel.sh" "$kernel" >/dev/null
 command -v python3 >/dev/null || nrp_die "python3 is missing (apt-get install python3)"
 if ! command -v gnuplot >/dev/null; then
 	sudo=
