@@ -135,7 +135,7 @@ enum nrp_queue_flags {
 	NRP_Q_ALLOCATED,	/* nrp_alloc_queue() finished successfully */
 	NRP_Q_LIVE,		/* fabrics Connect done, open for commands */
 	NRP_Q_AER_POSTED,	/* our async event request awaits its answer */
-	NRP_Q_DRAINING,		/* in ib_drain_qp(): reap_work polls sends */
+	NRP_Q_DRAINING,		/* in ib_drain_qp(): reap_work reaps sends */
 };
 
 struct nrp_queue {
@@ -155,14 +155,14 @@ struct nrp_queue {
 	struct ib_cq		*cq;		/* receives (and sends if polled) */
 	/*
 	 * Send completions of an interrupt-driven queue, on a CQ of their
-	 * own that raises no events: they are reaped when a response
+	 * own that is armed only on demand: they are reaped when a response
 	 * arrives (see nrp_reap_sends()), or by reap_work for a request
 	 * whose response came first. send_waiters counts those requests.
 	 */
 	struct ib_cq		*send_cq;
 	int			send_cq_depth;
 	atomic_t		send_waiters;
-	struct delayed_work	reap_work;
+	struct work_struct	reap_work;
 	struct nrp_qe		*rsp_ring;
 	unsigned long		flags;		/* enum nrp_queue_flags */
 	int			depth;
@@ -384,6 +384,7 @@ extern const struct blk_mq_ops nrp_admin_mq_ops;
 extern const struct blk_mq_ops nrp_io_mq_ops;
 int nrp_post_recv(struct nrp_queue *queue, struct nrp_qe *qe);
 void nrp_reap_work(struct work_struct *work);
+void nrp_send_cq_event(struct ib_cq *cq, void *queue);
 void nrp_submit_async_event(struct nvme_ctrl *nctrl);
 void nrp_discard_unposted(struct nrp_queue *queue);
 

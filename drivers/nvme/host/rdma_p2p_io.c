@@ -181,16 +181,16 @@ int nrp_post_recv(struct nrp_queue *queue, struct nrp_qe *qe)
 }
 
 /*
- * Why sends have a CQ of their own that raises no events (unlike in-tree,
- * whose one CQ per queue raises an event for every SEND completion): a
- * SEND completes when the target's ACK comes back, which is almost always
- * before the target's response, and the response is what a request
- * really waits for. An event costs a provider callback, a softirq round
- * and re-arming the CQ; one per command just to learn that the capsule
- * left is the biggest cost of a small I/O that the transport controls.
- * So the send CQ is polled when a response arrives whose SEND has not
- * been seen yet: the SEND completion is found there and the response
- * completes the request, as the only event of the command.
+ * Why sends have a CQ of their own, armed only on demand (in-tree has one
+ * CQ per queue, always armed, so every SEND completion raises an event):
+ * a SEND completes when the target's ACK comes back, which is nearly
+ * always before the target's response, and the response is what a
+ * request really waits for. An event costs a provider callback, a
+ * softirq round and re-arming the CQ; one per command only to learn that
+ * the capsule left. So the send CQ is polled when a response arrives
+ * whose SEND has not been seen yet: the SEND completion is found there
+ * and the response completes the request, as the only event of the
+ * command. Every SEND is still signaled; only the event is saved.
  */
 static void nrp_reap_sends(struct nrp_queue *queue)
 {
@@ -198,33 +198,56 @@ static void nrp_reap_sends(struct nrp_queue *queue)
 		ib_process_cq_direct(queue->send_cq, queue->send_cq_depth);
 }
 
+/* Have the next send completion raise an event; true if one came already. */
+static bool nrp_arm_send_cq(struct nrp_queue *queue)
+{
+	return ib_req_notify_cq(queue->send_cq, IB_CQ_NEXT_COMP |
+				IB_CQ_REPORT_MISSED_EVENTS) > 0;
+}
+
 /*
  * The response came and the request still waits for a send completion
  * (its SEND, when the ACK lost the race, or the LOCAL_INV just posted):
- * nothing raises an event for it, so reap_work polls until it is there.
+ * arm the send CQ, whose event has reap_work reap it.
  */
 static void nrp_wait_send(struct nrp_queue *queue)
 {
 	nrp_qstat_inc(queue, NRP_STAT_SEND_WAITS);
 	atomic_inc(&queue->send_waiters);
-	mod_delayed_work(nvme_wq, &queue->reap_work, 0);
+	if (nrp_arm_send_cq(queue))
+		queue_work(nvme_wq, &queue->reap_work);
+}
+
+/* The send CQ's event handler: it fires only when armed, nrp_arm_send_cq(). */
+void nrp_send_cq_event(struct ib_cq *cq, void *context)
+{
+	struct nrp_queue *queue = context;
+
+	queue_work(nvme_wq, &queue->reap_work);
 }
 
 void nrp_reap_work(struct work_struct *work)
 {
-	struct nrp_queue *queue = container_of(to_delayed_work(work),
-					       struct nrp_queue, reap_work);
+	struct nrp_queue *queue = container_of(work, struct nrp_queue,
+					       reap_work);
 
 	nrp_reap_sends(queue);
 	/*
-	 * Keep polling a tick apart while a request waits, and while the
-	 * QP drains. A drained QP has had every completion reaped, and a
-	 * request that saw a failed send is the tag set's to cancel.
+	 * Nobody waits any more: leave the CQ unarmed. A drained QP has had
+	 * every completion reaped, and a request that saw a failed send is
+	 * the tag set's to cancel.
 	 */
-	if ((atomic_read(&queue->send_waiters) > 0 &&
-	     test_bit(NRP_Q_CONNECTED, &queue->flags)) ||
-	    test_bit(NRP_Q_DRAINING, &queue->flags))
-		queue_delayed_work(nvme_wq, &queue->reap_work, 1);
+	if ((atomic_read(&queue->send_waiters) <= 0 ||
+	     !test_bit(NRP_Q_CONNECTED, &queue->flags)) &&
+	    !test_bit(NRP_Q_DRAINING, &queue->flags))
+		return;
+	/*
+	 * Someone waits (or ib_drain_qp() waits for its marker): ask for an
+	 * event on the next send completion, and poll again at once if one
+	 * slipped in before the CQ was armed.
+	 */
+	if (nrp_arm_send_cq(queue))
+		queue_work(nvme_wq, &queue->reap_work);
 }
 
 static void nrp_handle_rsp(struct nrp_queue *queue,

@@ -319,6 +319,7 @@ static void nrp_qp_event(struct ib_event *event, void *context)
 static int nrp_get_cq(struct nrp_queue *queue)
 {
 	struct ib_device *ibdev = queue->dev->ibdev;
+	struct ib_cq_init_attr attr = {};
 	int qid = nrp_qid(queue);
 	struct ib_cq *cq, *send_cq;
 	int vector;
@@ -337,23 +338,28 @@ static int nrp_get_cq(struct nrp_queue *queue)
 		return 0;
 	}
 
-	/* see nrp_reap_sends(): sends on a CQ that raises no events */
-	send_cq = ib_alloc_cq(ibdev, queue, queue->send_cq_depth, vector,
-			      IB_POLL_DIRECT);
+	/*
+	 * See nrp_reap_sends(): sends on a CQ armed only on demand, which
+	 * none of ib_core's polling contexts does, so it is a plain one
+	 * with our own handler; ib_process_cq_direct() reaps it.
+	 */
+	attr.cqe = queue->send_cq_depth;
+	attr.comp_vector = vector;
+	send_cq = ib_create_cq(ibdev, nrp_send_cq_event, NULL, queue, &attr);
 	if (IS_ERR(send_cq))
 		return PTR_ERR(send_cq);
 	cq = ib_cq_pool_get(ibdev, queue->cq_depth, vector, IB_POLL_SOFTIRQ);
 	if (IS_ERR(cq))
-		goto out_free_send_cq;
+		goto out_destroy_send_cq;
 
 	atomic_set(&queue->send_waiters, 0);
-	INIT_DELAYED_WORK(&queue->reap_work, nrp_reap_work);
+	INIT_WORK(&queue->reap_work, nrp_reap_work);
 	queue->cq = cq;
 	queue->send_cq = send_cq;
 	return 0;
 
-out_free_send_cq:
-	ib_free_cq(send_cq);
+out_destroy_send_cq:
+	ib_destroy_cq(send_cq);
 	return PTR_ERR(cq);
 }
 
@@ -363,9 +369,9 @@ static void nrp_put_cq(struct nrp_queue *queue)
 		ib_free_cq(queue->cq);
 	} else {
 		/* the QP is gone: nothing reaped is left to wait for */
-		cancel_delayed_work_sync(&queue->reap_work);
+		cancel_work_sync(&queue->reap_work);
 		ib_cq_pool_put(queue->cq, queue->cq_depth);
-		ib_free_cq(queue->send_cq);
+		ib_destroy_cq(queue->send_cq);
 	}
 	queue->cq = NULL;
 	queue->send_cq = NULL;
@@ -764,13 +770,13 @@ static void nrp_drain_queue(struct nrp_queue *queue, bool disconnect)
 	if (disconnect)
 		rdma_disconnect(queue->cm_id);
 	/*
-	 * ib_drain_qp() looks at a CQ that raises no events only every
-	 * 100 ms: reap_work polls the send CQ meanwhile, so that the drain
-	 * ends when its marker completes.
+	 * ib_drain_qp() waits for its marker's completion on the send CQ,
+	 * which nothing polls unless asked: reap_work keeps it armed and
+	 * reaped until the drain is over.
 	 */
 	if (queue->send_cq != queue->cq) {
 		set_bit(NRP_Q_DRAINING, &queue->flags);
-		mod_delayed_work(nvme_wq, &queue->reap_work, 0);
+		queue_work(nvme_wq, &queue->reap_work);
 	}
 	ib_drain_qp(queue->qp);
 	clear_bit(NRP_Q_DRAINING, &queue->flags);

@@ -6,8 +6,8 @@
 #    invalidates every registration, we post no LOCAL_INV;
 #  - FRWR with local invalidation: when the target does not invalidate
 #    (here: we stop asking, debugfs remote_invalidate=N) every command
-#    ends with our own LOCAL_INV before it completes (its completion is
-#    reaped without an event: the command waits for it, counted);
+#    ends with our own LOCAL_INV before it completes (the send CQ is armed
+#    for its completion only because the command waits for it: counted);
 #  - global rkey (register_always=N, as with nvme_rdma): single-segment
 #    I/O skips registration altogether.
 . "$(dirname "$0")/lib.sh"
@@ -29,8 +29,9 @@ frwr_round() {
 	[ "$frwr" -ge 256 ] || nrp_fail "only $frwr FRWR commands for 128 writes and 128 reads of 64 KiB"
 	nrp_expect "$how invalidations" "$(nrp_delta "${how}_invalidations")" "$frwr"
 	nrp_expect "$other invalidations" "$(nrp_delta "${other}_invalidations")" 0
-	# a LOCAL_INV's completion raises no event (send CQ): each of those
-	# commands waited for it once, and still completed, verified
+	# a LOCAL_INV completes after the response, on the send CQ that is
+	# armed only for a waiter: each of those commands waited for it once,
+	# and still completed, verified
 	waits=$(nrp_delta send_completion_waits)
 	[ "$how" = remote ] || [ "$waits" -ge "$frwr" ] ||
 		nrp_fail "$waits waits for a send completion, fewer than the $frwr LOCAL_INVs"
