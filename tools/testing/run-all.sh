@@ -294,7 +294,7 @@ check_612_extra=(connect fio_verify reset_during_io teardown_live)
 # the full tier runs them on 6.12 too.
 check_612_on_61=(p2p_checkpoint p2p_concurrent p2p_nvmet p2p_siw p2p_multipath
 	backends_siw fixtures target_restart)
-# fuzz_options writes 2000 strings in at most 2 minutes on stock; on the
+# fuzz_options writes 2000 strings on stock (about 80 s, at most 5 min); on the
 # debug kernel (full tier) up to 10000 in 10 minutes, with a kmemleak scan.
 # hostile_target (a misbehaving user-space target over rxe, one
 # association per mode) runs on stock in the check tier and, in full, on
