@@ -248,17 +248,18 @@ nrp_auth_host_require() {
 }
 
 # nvmet lets only host NQN $1 connect, and only once it authenticated with
-# secret $2 (and, with $3, the target with $3): hmac(sha256), ffdhe2048
-# where the kernel offers it. Prints the set-up; returns 4 when nvmet has
-# no in-band authentication, 1 when a key is refused.
-nrp_nvmet_auth_host() { # HOSTNQN KEY [CKEY]
+# secret $2 (and, with $3, the target with $3): hmac(sha256), DH group $4
+# (default ffdhe2048 where the kernel offers it). Prints the set-up;
+# returns 4 when nvmet has no in-band authentication, 1 when a key is
+# refused.
+nrp_nvmet_auth_host() { # HOSTNQN KEY [CKEY [DHGROUP]]
 	local h=/sys/kernel/config/nvmet/hosts/$1
 	nrp_nvmet_allow_hosts "$1"
 	[ -e "$h/dhchap_key" ] || { echo "nvmet has no in-band authentication"; return 4; }
 	echo "$2" >"$h/dhchap_key" && echo "hmac(sha256)" >"$h/dhchap_hash" || return 1
 	[ -z "${3:-}" ] || echo "$3" >"$h/dhchap_ctrl_key" || return 1
 	nrp_auth_dh_load
-	echo ffdhe2048 2>/dev/null >"$h/dhchap_dhgroup" || echo null >"$h/dhchap_dhgroup"
+	echo "${4:-ffdhe2048}" 2>/dev/null >"$h/dhchap_dhgroup" || echo null >"$h/dhchap_dhgroup"
 	echo "host $1 must authenticate: hmac(sha256), $(cat "$h/dhchap_dhgroup")${3:+, bidirectional}"
 }
 

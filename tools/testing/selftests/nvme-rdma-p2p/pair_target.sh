@@ -9,11 +9,14 @@
 #   nvmet-stop / nvmet-start   the port off and nvmet-rdma unloaded / loaded
 #                           and the port on again (a target restart whose
 #                           namespace keeps its data)
-#   auth HOSTNQN KEY [CKEY] only HOSTNQN may connect, and it must
+#   auth HOSTNQN KEY [CKEY [DHGROUP]]
+#                           only HOSTNQN may connect, and it must
 #                           authenticate with DH-HMAC-CHAP secret KEY (and
-#                           the target with CKEY): hmac(sha256), ffdhe2048
-#                           where the kernel offers it; exit 4 when this
-#                           kernel's nvmet has no in-band authentication
+#                           the target with CKEY): hmac(sha256), DHGROUP
+#                           (ffdhe2048 where the kernel offers it); exit 4
+#                           when this kernel's nvmet has no in-band
+#                           authentication
+#   any-host                any host may connect again, no authentication
 #   stop                    tear everything down and end the guest
 #
 # Writes "ready" to $NRP_PAIR_CTL/ready once it serves, or why it cannot.
@@ -58,6 +61,7 @@ serve() {
 	nvmet-stop)	port_off && modprobe -r nvmet-rdma ;;
 	nvmet-start)	modprobe nvmet-rdma && port_on ;;
 	auth)		shift; nrp_nvmet_auth_host "$@" ;;
+	any-host)	nrp_nvmet_allow_hosts ;;
 	stop)		return 0 ;;
 	*)		echo "unknown target command '$*'"; return 1 ;;
 	esac
