@@ -824,8 +824,16 @@ struct nvme_ctrl *nrp_create_ctrl(struct device *dev,
 	INIT_WORK(&ctrl->err_work, nrp_err_work);
 	INIT_WORK(&ctrl->ctrl.reset_work, nrp_reset_work);
 
-	ctrl->ctrl.queue_count = opts->nr_io_queues + opts->nr_write_queues +
-				 opts->nr_poll_queues + 1;
+	/*
+	 * Sized for the most queues the controller may ever get: the queue
+	 * set-up caps each kind at the CPUs online, never more than
+	 * nr_cpu_ids. The fabrics options leave nr_write_queues and
+	 * nr_poll_queues uncapped, and a huge value (the fuzz test's) sized
+	 * the per-CPU counters past what the per-CPU allocator serves.
+	 */
+	ctrl->ctrl.queue_count = 1 + min(opts->nr_io_queues, nr_cpu_ids) +
+				 min(opts->nr_write_queues, nr_cpu_ids) +
+				 min(opts->nr_poll_queues, nr_cpu_ids);
 	ctrl->ctrl.sqsize = opts->queue_size - 1;
 	ctrl->ctrl.kato = opts->kato;
 	ctrl->remote_inv = true;

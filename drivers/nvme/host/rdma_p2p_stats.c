@@ -103,10 +103,14 @@ int nrp_stats_alloc(struct nrp_ctrl *ctrl)
 {
 	u32 rows = ctrl->ctrl.queue_count + 1;
 
-	ctrl->stats = __alloc_percpu(array_size(rows, sizeof(struct nrp_stats)),
-				     __alignof__(struct nrp_stats));
-	if (!ctrl->stats)
+	/* too many rows for the per-CPU allocator is an error, not a splat */
+	ctrl->stats = __alloc_percpu_gfp(array_size(rows, sizeof(struct nrp_stats)),
+					 __alignof__(struct nrp_stats),
+					 GFP_KERNEL | __GFP_NOWARN);
+	if (!ctrl->stats) {
+		pr_err("no per-CPU counters for %u queues\n", rows - 1);
 		return -ENOMEM;
+	}
 	ctrl->nr_stat_queues = ctrl->ctrl.queue_count;
 	return 0;
 }
