@@ -32,7 +32,16 @@ nrp_p2p_ckpt_exact $((1 << 20)) --chunk 256K --qd 4
 nrp_p2p_ckpt_exact $((64 << 20)) --chunk 1M --qd 16
 if [ "$big" -gt 64 ]; then
 	nrp_p2p_ckpt_exact $((big << 20)) --chunk 1M --qd 16
-	nrp_p2p_expect frwr_registrations $((2 * big)) "1 MiB commands of a $big MiB checkpoint"
+	# one registration per 1 MiB chunk each way, where one command can
+	# carry 1 MiB; where it cannot (siw on 6.12: 4096 commands, 3072
+	# registrations) a chunk splits, and a write's short tail may go
+	# in-capsule
+	mx=$(cat "/sys/block/$(basename "$NRP_NS")/queue/max_hw_sectors_kb")
+	if [ "$mx" -ge 1024 ]; then
+		nrp_p2p_expect frwr_registrations $((2 * big)) "1 MiB commands of a $big MiB checkpoint"
+	else
+		echo "  commands of at most $mx KiB here: the 1 MiB chunks split"
+	fi
 fi
 
 # Odd sizes at unaligned places: device offsets off any page, window
