@@ -102,7 +102,7 @@ static __always_inline bool nrp_put_req(struct nrp_request *req)
 static __always_inline void nrp_put_req_send(struct nrp_queue *queue,
 					     struct nrp_request *req)
 {
-	if (nrp_put_req(req) && queue->send_cq != queue->cq)
+	if (nrp_put_req(req) && !queue->polled)
 		atomic_dec(&queue->send_waiters);
 }
 
@@ -194,7 +194,7 @@ int nrp_post_recv(struct nrp_queue *queue, struct nrp_qe *qe)
  */
 static void nrp_reap_sends(struct nrp_queue *queue)
 {
-	if (queue->send_cq != queue->cq)
+	if (!queue->polled)
 		ib_process_cq_direct(queue->send_cq, queue->send_cq_depth);
 }
 
@@ -212,6 +212,9 @@ static bool nrp_arm_send_cq(struct nrp_queue *queue)
  */
 static void nrp_wait_send(struct nrp_queue *queue)
 {
+	/* a polled queue's one CQ is reaped by blk-mq polling */
+	if (queue->polled)
+		return;
 	nrp_qstat_inc(queue, NRP_STAT_SEND_WAITS);
 	atomic_inc(&queue->send_waiters);
 	if (nrp_arm_send_cq(queue))
@@ -334,12 +337,11 @@ static void nrp_handle_rsp(struct nrp_queue *queue,
 			return;
 		}
 		/* the response's reference now belongs to the LOCAL_INV */
-		if (queue->send_cq != queue->cq)
-			nrp_wait_send(queue);
+		nrp_wait_send(queue);
 		return;
 	}
 
-	if (!nrp_put_req(req) && queue->send_cq != queue->cq)
+	if (!nrp_put_req(req))
 		nrp_wait_send(queue);
 }
 

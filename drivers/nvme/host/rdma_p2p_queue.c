@@ -774,7 +774,7 @@ static void nrp_drain_queue(struct nrp_queue *queue, bool disconnect)
 	 * which nothing polls unless asked: reap_work keeps it armed and
 	 * reaped until the drain is over.
 	 */
-	if (queue->send_cq != queue->cq) {
+	if (!queue->polled) {
 		set_bit(NRP_Q_DRAINING, &queue->flags);
 		queue_work(nvme_wq, &queue->reap_work);
 	}
