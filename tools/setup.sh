@@ -29,6 +29,11 @@ tools=(make gcc bc flex bison libelf-dev libssl-dev dwarves cpio xz-utils kmod
        nvme-cli rdma-core ibverbs-utils iproute2 fio e2fsprogs xfsprogs
        trace-cmd dkms python3-sphinx libibverbs-dev librdmacm-dev)
 
+# Whether package $1 is installed at version $2.
+installed_at() {
+	[ "$(dpkg-query -W -f='${db:Status-Abbrev}${Version}' "$1" 2>/dev/null)" = "ii $2" ]
+}
+
 # The packages not installed at the version wanted, from the apt lists as
 # they are now.
 wanted() {
@@ -39,12 +44,10 @@ wanted() {
 		pkgs+=("linux-headers-$rel")
 		# either image of the release will do (kernel-series.sh): the
 		# unsigned one installed while the signed one lagged is kept
-		[ "$(dpkg-query -W -f='${db:Status-Abbrev}${Version}' "linux-image-$rel" 2>/dev/null)" = "ii $srcver" ] ||
-			[ "$(dpkg-query -W -f='${db:Status-Abbrev}${Version}' "linux-image-$rel-unsigned" 2>/dev/null)" = "ii $srcver" ] ||
-			echo "$img"
+		installed_at "linux-image-$rel" "$srcver" ||
+			installed_at "linux-image-$rel-unsigned" "$srcver" || echo "$img"
 		# the source must move with the headers: the private headers come from it
-		[ "$(dpkg-query -W -f='${db:Status-Abbrev}${Version}' "linux-source-$series" 2>/dev/null)" = "ii $srcver" ] ||
-			echo "linux-source-$series"
+		installed_at "linux-source-$series" "$srcver" || echo "linux-source-$series"
 	done
 	for p in "${pkgs[@]}"; do
 		dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null | grep -q '^ii' ||
