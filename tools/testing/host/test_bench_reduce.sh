@@ -1,0 +1,37 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The reducer of "make bench" (README) on the raw data of a real run, cut
+# down to one profile: rr4k_qd1 on the 6.1 P2PDMA guest with its function
+# profile, and the GPU checkpoint in both modes. A full benchmark takes half
+# an hour of guest time, so a reducer that breaks on some combination of
+# parts (attribution and checkpoint together once did) would otherwise only
+# show at the end of one. The expected figures are that run's, and the
+# reducer is deterministic.
+. "$(dirname "$0")/lib.sh"
+t=$(mktemp -d)
+trap 'rm -rf "$t"' EXIT
+tar -xJf "$TOP/tools/testing/host/fixtures/bench-raw-rr4k-qd1.tar.xz" -C "$t" ||
+	fail "cannot unpack the fixture"
+python3 "$TOP/tools/bench/reduce.py" "$t/raw" "$t/out" >"$t/reduce.log" 2>&1 ||
+	{ cat "$t/reduce.log"; fail "reduce.py failed"; }
+md=$t/out/results.md
+for f in results.md results.json chart-transports.dat chart-checkpoint.dat; do
+	[ -s "$t/out/$f" ] || fail "no $f"
+done
+expect() {
+	grep -qF -- "$1" "$md" || { cat "$md"; fail "results.md lacks: $1"; }
+}
+# the exact difference and the headline ratio, as the run gave them
+expect "whole guest ours - in-tree: -425 ± 50 instructions per I/O"
+expect "host transport ours / in-tree: **0.83x** ± 0.02"
+expect "| host-transport instructions per I/O <= 0.85x the in-tree nvme_rdma on one profile, none above 1.00x (attribution, within the resolution) | yes |"
+# the top functions of both modules, side by side
+# shellcheck disable=SC2016 # the backquotes are markdown, not a command
+expect '| 1 | `nvme_rdma_queue_rq` | 1 | 1,637 | `nrp_queue_rq` | 1 | 790 |'
+# the checkpoint: nothing copied on the P2P path, 1 GiB on the bounce path
+expect "| P2P checkpoint: zero bytes copied by the CPU into host memory | yes |"
+expect "| bounce via host memory -> in-tree nvme_rdma |"
+python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); assert j["format"] == "nvme-rdma-p2p-bench/2"' \
+	"$t/out/results.json" || fail "results.json is not format nvme-rdma-p2p-bench/2"
+echo "reduced: $(grep -c '^|' "$md") table rows"
+exit 0
