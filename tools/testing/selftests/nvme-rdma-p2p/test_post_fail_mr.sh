@@ -11,18 +11,27 @@
 # recovery rebuilds the queue: fio must still verify.
 . "$(dirname "$0")/lib.sh"
 
-nrp_std_setup 64
+nrp_std_setup 256
 nrp_connect --nr-io-queues=1 --reconnect-delay=1; ctrl=$NRP_CTRL
 dev=$(nrp_ns_dev "$ctrl") || nrp_fail "no namespace"
 
 nrp_dmesg_mark
 nrp_snap
 fio --name=nrp --filename="$dev" --direct=1 --ioengine=libaio --rw=randrw \
-	--bs=64k --iodepth=16 --size=32m --verify=crc32c --verify_fatal=1 \
+	--bs=64k --iodepth=16 --size=128m --verify=crc32c --verify_fatal=1 \
 	--do_verify=1 --output=/tmp/nrp-fio-postfail.log &
 fio_pid=$!
 nrp_cleanup_push "kill $fio_pid"
-sleep 2
+# Arm the fault once fio's commands register MRs, not after a fixed
+# sleep: a fast guest had finished 32 MiB within the 2 s it once waited,
+# and the fault never fired.
+for _ in $(seq 100); do
+	[ "$(nrp_delta frwr_registrations)" -gt 16 ] && break
+	kill -0 "$fio_pid" 2>/dev/null || break
+	sleep 0.1
+done
+kill -0 "$fio_pid" 2>/dev/null ||
+	nrp_fail "fio ended before the fault could be armed: $(nrp_delta frwr_registrations) registrations"
 echo 1 >"$NRP_DEBUGFS/$ctrl/fault_post"
 wait $fio_pid || { cat /tmp/nrp-fio-postfail.log; nrp_fail "fio failed across the refused post"; }
 grep -q 'verify: bad' /tmp/nrp-fio-postfail.log && nrp_fail "data corrupted"
