@@ -458,9 +458,10 @@ ckpt_run() { # mode run
 	# The stamper runs as a real-time task: it then reads the counters
 	# as soon as the tool has written a line, not once the scheduler
 	# gets round to it. A normal one is starved by the I/O of the next
-	# phase (rxe and the target, in softirq): its "flush" stamp came up
-	# to 1.5 s into the read-back and billed that to the write, 1.35 s
-	# more for the P2P path than for the bounce path in one 6.1 run.
+	# phase (rxe and the target; softirq on 6.1, workqueues on 6.12):
+	# its "flush" stamp came up to 1.5 s into the read-back and billed
+	# that to the write, 1.35 s more for the P2P path than for the
+	# bounce path in one 6.1 run.
 	stdbuf -oL -eL "$ckpt_tool" --gpu "$gpu" --dev "$dev" --size "${ckpt_mib}M" \
 		--chunk 1M --qd 8 "${args[@]}" 2>&1 |
 		{ chrt -f -p 50 "$BASHPID" >/dev/null || say "warning: chrt failed, checkpoint stamps may lag" >&2; stamp; } >"$log"
