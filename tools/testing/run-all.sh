@@ -5,7 +5,8 @@
 # "N passed, N failed, N skipped".
 #
 #   tools/testing/run-all.sh [--tier check|full] [--kernels "stock p2p ..."]
-#                            [--out DIR] [TEST...]
+#                            [--out DIR] [--no-setup] [--no-host-tests]
+#                            [TEST...]
 #
 # Two tiers (NRP_TIER, or --tier; "make check" and "make check-full"):
 #   check  what CI runs, within 60 minutes cold on 2 cores: every test on
@@ -22,15 +23,21 @@
 # Linux 6.1; stock-6.12 and p2p-6.12 the same flavours of Linux 6.12.
 # TEST names in-guest tests (e.g. module_load); default: all of them.
 # NRP_DEBUG_TESTS, NRP_SIW_KERNELS, NRP_PAIR_KERNELS and NRP_PAIR_TESTS=all
-# override the tier's choices (see below).
+# override the tier's choices (see below). --no-setup and --no-host-tests
+# leave out those parts (the host test of this runner uses them, with
+# NRP_RUN_GUEST naming a stand-in for tools/vm/run-guest.sh).
 set -uo pipefail
 . "$(dirname "$0")/../vm/lib.sh"
 
 tier=${NRP_TIER:-check}
 kernels=${NRP_KERNELS:-}
 out=
+do_setup=1 do_host=1
+run_guest=${NRP_RUN_GUEST:-$NRP_TOP/tools/vm/run-guest.sh}
 while [ $# -gt 0 ]; do
 	case "$1" in
+	--no-setup)	do_setup=; shift ;;
+	--no-host-tests) do_host=; shift ;;
 	--tier)		tier=$2; shift 2 ;;
 	--kernels)	kernels=$2; shift 2 ;;
 	--out)		out=$2; shift 2 ;;
@@ -93,16 +100,26 @@ in_list() {
 
 # The TAP lines of an in-guest run as results named KERNEL/TEST, or
 # KERNEL-siw/TEST for a test run over siw (TEST@siw); a passing test shows
-# its time.
-tap_results() { # KERNEL OUTPUT
-	local k=$1 line n r d
+# its time. The run itself is checked against its plan: no TAP output at
+# all, a missing plan, or fewer (or more) results than the plan announced
+# fail BOOT/tap-plan, so that tests that never ran cannot vanish from the
+# count.
+tap_results() { # KERNEL OUTPUT BOOT
+	local k=$1 boot=${3:-$1} line n r d plan= count=0
+	if [ ! -s "$2" ]; then
+		result fail "$boot/tap-plan" "no TAP output ($2 missing or empty): no test ran"
+		return
+	fi
 	while IFS= read -r line; do
 		case "$line" in
 		"ok "*"# SKIP"*)	r=skip d=${line#*# SKIP } ;;
 		"ok "*)			r=pass d=${line#*# } ;;
 		"not ok "*)		r=fail d=${line#*# } ;;
+		[1-9]*..*|0..0)	[[ $line =~ ^[0-9]+\.\.[0-9]+$ ]] && plan=${line#*..}
+			continue ;;
 		*)			continue ;;
 		esac
+		count=$((count + 1))
 		n=$(echo "$line" | sed -E 's/^(not )?ok [0-9]+ ([^ ]+).*/\2/')
 		case $n in
 		*@*)	result "$r" "$k-${n##*@}/${n%@*}" "$d" ;;
@@ -112,14 +129,25 @@ tap_results() { # KERNEL OUTPUT
 		[ "$r" = fail ] &&
 			awk -v t="# --- $n" '$0 == t {p = 1; next} /^# --- / {p = 0} p' \
 				"$2" | tail -n 15 | sed 's/^/      /'
-	done < <(cat "$2" 2>/dev/null)
+	done <"$2"
+	if [ -z "$plan" ]; then
+		result fail "$boot/tap-plan" "no plan line in $2 ($count results)"
+	elif [ "$plan" != "$count" ]; then
+		result fail "$boot/tap-plan" "$count results of the $plan planned, see $2"
+		tail -n 10 "$2" | sed 's/^/      /'
+	fi
 }
 
-# The boot itself is a test: a splat, a hang or a lost guest fails it.
-boot_results() { # NAME GUEST-OUT STATUS
+# The boot itself is a test: a splat, a hang or a lost guest fails it, and
+# so does a guest that never booted (run-guest.sh's status 3: the kernel,
+# the module, a fixture or a host tool did not build) or that ended
+# without leaving its exit status and output.
+boot_results() { # NAME GUEST-OUT STATUS [RUNNER-LOG]
 	local k=$1 gout=$2 known
 	case $3 in
-	0|1)	if [ -s "$gout/splats.txt" ]; then
+	0|1)	if [ ! -s "$gout/exit-status" ] || [ ! -e "$gout/output.txt" ]; then
+			result fail "$k/guest-completed" "no exit-status or output.txt in $gout"
+		elif [ -s "$gout/splats.txt" ]; then
 			result fail "$k/kernel-log-clean" "see $gout/splats.txt"
 			head -n 20 "$gout/splats.txt" | sed 's/^/      /'
 		else
@@ -128,8 +156,10 @@ boot_results() { # NAME GUEST-OUT STATUS
 				known="known upstream reports: $(grep -c . "$gout/known-splats.txt"), see $gout/known-splats.txt"
 			result pass "$k/kernel-log-clean" "$known"
 		fi ;;
-	*)	result fail "$k/guest-completed" "timeout or crash, see $gout/console.log"
-		tail -n 20 "$gout/console.log" | sed 's/^/      /' ;;
+	3)	result fail "$k/guest-booted" "failed before boot, see ${4:-$gout}"
+		[ -z "${4:-}" ] || grep -v '^\[' "$4" | tail -n 15 | sed 's/^/      /' ;;
+	*)	result fail "$k/guest-completed" "timeout or crash (status $3), see $gout/console.log"
+		tail -n 20 "$gout/console.log" 2>/dev/null | sed 's/^/      /' ;;
 	esac
 }
 
@@ -147,7 +177,8 @@ timed() { # PART COMMAND...: run COMMAND, remember how long it took
 start=$SECONDS
 nrp_log "results in $out (tier $tier)"
 
-timed set-up "$NRP_TOP/tools/setup.sh" --no-kernel || nrp_die "setup failed"
+[ -z "$do_setup" ] ||
+	timed set-up "$NRP_TOP/tools/setup.sh" --no-kernel || nrp_die "setup failed"
 
 # Guest kernels not cached yet build in the background, one after the
 # other at the lowest priority, while the host tests and the stock guest
@@ -220,8 +251,11 @@ host_collect() {
 	done
 	part_add "host tests" "$(cat "$out/host.secs" 2>/dev/null || echo 0)"
 }
-host_run &
-host_pid=$!
+host_pid=
+if [ -n "$do_host" ]; then
+	host_run &
+	host_pid=$!
+fi
 
 # One guest boot of kernel $2 runs a command of the in-guest suite; its TAP
 # lines and the boot itself become the results $1/... (a test named
@@ -231,10 +265,15 @@ host_pid=$!
 suite_run() { # TAG KERNEL [run-guest.sh options] -- COMMAND...
 	local tag=$1 k=$2 boot=${1/\#/-} grc
 	shift 2
-	"$NRP_TOP/tools/vm/run-guest.sh" --kernel "$k" --out "$out/guest-$boot" \
+	"$run_guest" --kernel "$k" --out "$out/guest-$boot" \
 		--timeout "$guest_timeout" "$@" 2>"$out/guest-$boot.log"
 	grc=$?
-	tap_results "${tag%#*}" "$out/guest-$boot/output.txt"
+	if [ "$grc" = 3 ]; then
+		# nothing ran: one result says why, not one per missing test
+		boot_results "$boot" "$out/guest-$boot" "$grc" "$out/guest-$boot.log"
+		return
+	fi
+	tap_results "${tag%#*}" "$out/guest-$boot/output.txt" "$boot"
 	boot_results "$boot" "$out/guest-$boot" "$grc"
 }
 
@@ -415,7 +454,10 @@ guest_part() { # KERNEL TEST...
 	*)	other=stock ;;
 	esac
 	rm -f "$out/guest-$boot"/foreign.ko*
-	if building "$other"; then
+	if [ ${#tests[@]} -gt 0 ] && ! in_list wrong_kernel "${tests[@]}"; then
+		# only test_wrong_kernel.sh loads it
+		foreign=
+	elif building "$other"; then
 		# its kernel is still building: the guest gets it when it is there
 		mkdir -p "$out/guest-$boot"
 		foreign=later
@@ -474,7 +516,7 @@ pair_run() { # KERNEL TEST...
 		--timeout "$guest_timeout" \
 		-- tools/testing/selftests/nvme-rdma-p2p/run_tests.sh "$@" \
 		2>"$out/pair-$k.log"
-	tap_results "$k" "$pout/host/output.txt"
+	tap_results "$k" "$pout/host/output.txt" "$k/pair-host"
 	# each guest's boot: finished (exit-status written) and clean
 	for g in host target; do
 		st=0

@@ -27,6 +27,11 @@
 #   --gpu-mem SIZE            size of the simulated GPU BAR, a QEMU ivshmem
 #                             device backed outside guest RAM (default
 #                             2G: two 1 GiB checkpoint regions; 0 for none)
+#   --multipath Y|N           nvme_core's multipath default in the guest
+#                             (modprobe.d; a test may still reload it with
+#                             another value). Default: N on the debug
+#                             kernel (see tools/vm/known-splats.conf),
+#                             else the kernel's own (Y, as on Debian)
 #   --icount                  tie the guest clock to executed instructions
 #                             (QEMU -icount shift=0,sleep=off: 1 ns per
 #                             instruction, idle time skipped), so that
@@ -42,14 +47,24 @@
 # by hand), which tests with a costly size read to pick it per tier.
 # The guest runs with -nic none: no packet leaves it.
 #
-# Exit status: the job's, or 1 when the console shows a kernel splat
-# (BUG, WARNING, Oops, KASAN, lockdep, hung task, kmemleak), or 2 when the
-# guest timed out or did not finish.
+# Exit status: 0 when the job passed and the kernel log is clean; 1 when
+# the job failed (its own status is in DIR/exit-status) or the console
+# shows a kernel splat (BUG, WARNING, Oops, KASAN, lockdep, hung task,
+# kmemleak); 2 when the guest timed out or ended without a result; 3 when
+# nothing booted at all: the kernel, the module, a fixture or a host tool
+# did not build, or the module index could not be made. A caller must not
+# take 3 for a finished boot: no test ran.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
+# Until QEMU starts, any way out but a clean one (an nrp_die, a failing
+# command under set -e) is a failure before boot.
+NRP_PREBOOT_STATUS=3
+preboot=1
+trap 'rc=$?; [ "$rc" = 0 ] || [ -z "$preboot" ] || exit $NRP_PREBOOT_STATUS' EXIT
+
 kernel=stock out= timeout=900 mem=3072 smp=2 foreign= gpu_mem=2G qemu_extra=() append=
-icount=0 dkms=0
+icount=0 dkms=0 multipath=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel)	kernel=$2; shift 2 ;;
@@ -63,6 +78,7 @@ while [ $# -gt 0 ]; do
 	--gpu-mem)	gpu_mem=$2; shift 2 ;;
 	--dkms)		dkms=1; shift ;;
 	--icount)	icount=1; shift ;;
+	--multipath)	multipath=$2; shift 2 ;;
 	--)		shift; break ;;
 	-h|--help)	sed -n '3,/^set -euo/p' "$0" | sed 's/^# \{0,1\}//; /^set -euo/d'; exit 0 ;;
 	*)		nrp_die "unknown option $1 (see --help)" ;;
@@ -72,6 +88,11 @@ done
 job="$*"
 
 nrp_use_kernel "$kernel"
+case $multipath in
+Y|N)	;;
+"")	[ "$NRP_FLAVOUR" != debug ] || multipath=N ;;
+*)	nrp_die "--multipath takes Y or N, not '$multipath'" ;;
+esac
 case "$NRP_FLAVOUR" in
 stock)
 	kimage=/boot/vmlinuz-$NRP_STOCK_KVER
@@ -106,7 +127,7 @@ fi
 [ -n "$out" ] || out=$(mktemp -d /tmp/nrp-guest.XXXXXX)
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-rm -rf "$out"/{console.log,output.txt,dmesg.txt,kmemleak.txt,exit-status,splats.txt,modules,qemu.pid}
+rm -rf "$out"/{console.log,output.txt,dmesg.txt,kmemleak*.txt,exit-status,splats.txt,known-splats.txt,modules,qemu.pid}
 
 # Install our modules as "make install" would, with the module index made
 # here: depmod over 9p under TCG takes minutes, natively a second.
@@ -134,6 +155,7 @@ NRP_KO_DIR='$kodir'
 NRP_FOREIGN_KO='$([ "$foreign" = later ] && echo /nrp-job/foreign.ko || echo "$foreign")'
 NRP_GUEST_MODULES='$guest_mods'
 NRP_DKMS_DIR='$dkms_dir'
+NRP_MULTIPATH='$multipath'
 NRP_JOB='$(printf '%s' "$job" | sed "s/'/'\\\\''/g")'
 ENV
 
@@ -169,6 +191,7 @@ nrp_log "guest ($kernel) starting, output in $out"
 # Whatever ends this script (a signal from a caller, an error) ends the
 # guest too: a QEMU is never left behind.
 qpid=
+preboot=
 trap '[ -z "$qpid" ] || kill "$qpid" 2>/dev/null' EXIT
 trap 'exit 143' TERM
 trap 'exit 130' INT HUP
@@ -196,8 +219,9 @@ elapsed=$((SECONDS - start))
 # except reports listed with their reason in known-splats.conf (upstream
 # bugs this project does not cause); those are shown, not hidden.
 splat_rc=0
-"$NRP_TOP/tools/vm/classify-splats.py" "$NRP_TOP/tools/vm/known-splats.conf" \
-	"$out/console.log" "$out/dmesg.txt" "$out/kmemleak.txt" \
+"$NRP_TOP/tools/vm/classify-splats.py" --series "$NRP_SERIES" \
+	"$NRP_TOP/tools/vm/known-splats.conf" \
+	"$out/console.log" "$out/dmesg.txt" "$out"/kmemleak*.txt \
 	>"$out/splats.txt" || splat_rc=$?
 if grep -q '^known ' "$out/splats.txt"; then
 	nrp_log "guest ($kernel): known upstream kernel reports (not failures):"
@@ -216,7 +240,9 @@ elif [ ! -s "$out/exit-status" ]; then
 	tail -n 30 "$out/console.log" >&2
 	rc=2
 else
+	# the job's own status stays in exit-status; ours is 0 or 1
 	rc=$(cat "$out/exit-status")
+	[ "$rc" = 0 ] || rc=1
 fi
 grep -q '^unknown' "$out/splats.txt" 2>/dev/null || mv -f "$out/splats.txt" "$out/known-splats.txt" 2>/dev/null
 [ -s "$out/known-splats.txt" ] || rm -f "$out/known-splats.txt"

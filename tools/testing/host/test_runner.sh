@@ -1,0 +1,70 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The runner fails what did not run. run-all.sh is run on guests that
+# never booted or left too little behind (a stand-in for run-guest.sh,
+# fixtures/stub-run-guest.sh), and each must end with a failure named
+# for it; only the complete guest passes. Then, for real, a clone whose
+# tools/p2p-checkpoint does not compile, and one whose module does not:
+# run-guest.sh stops before QEMU with its own status (3), and make check's
+# runner counts that as a failed kernel, not as a clean boot.
+. "$(dirname "$0")/lib.sh"
+stub=$TOP/tools/testing/host/fixtures/stub-run-guest.sh
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# run-all.sh on the stand-in, kernel stock-6.12 (its foreign module is
+# the stock 6.1 one, whose build needs no guest kernel), one test.
+stub_run() { # MODE
+	NRP_STUB_MODE=$1 NRP_RUN_GUEST=$stub "$TOP/tools/testing/run-all.sh" \
+		--no-setup --no-host-tests --kernels stock-6.12 --out "$work/$1" \
+		module_load >"$work/$1.log" 2>&1
+}
+
+expect_fail() { # MODE RESULT-NAME
+	if stub_run "$1"; then
+		cat "$work/$1.log"
+		fail "a guest of kind '$1' passed"
+	fi
+	grep -q "^FAIL  $2" "$work/$1.log" || { cat "$work/$1.log"; fail "'$1': no failure named $2"; }
+	grep -qE '^[0-9]+ passed, [1-9][0-9]* failed' "$work/$1.log" ||
+		fail "'$1': the summary does not count the failure"
+	echo "$1: $(grep "^FAIL  $2" "$work/$1.log")"
+}
+
+stub_run pass || { cat "$work/pass.log"; fail "the complete stand-in guest did not pass"; }
+grep -q '^PASS  stock-6.12/module_load' "$work/pass.log" || fail "no pass for stock-6.12/module_load"
+echo "pass: $(tail -n1 "$work/pass.log")"
+expect_fail preboot "stock-6.12/guest-booted"
+expect_fail no-output "stock-6.12/tap-plan"
+expect_fail no-plan "stock-6.12/tap-plan"
+expect_fail short "stock-6.12/tap-plan"
+expect_fail no-status "stock-6.12/guest-completed"
+
+# The real run-guest.sh on broken clones: status 3 before any QEMU starts.
+broken_clone() { # NAME FILE
+	local t=$work/$1
+	mkdir -p "$t"
+	(cd "$TOP" && git ls-files -z --cached --others --exclude-standard |
+		xargs -0 cp --parents -t "$t" 2>/dev/null)
+	echo 'this does not compile;' >>"$t/$2"
+	echo "$t"
+}
+for b in "tool tools/p2p-checkpoint/p2p-checkpoint.c" \
+	 "module drivers/nvme/host/rdma_p2p_main.c"; do
+	read -r name file <<<"$b"
+	t=$(broken_clone "$name" "$file")
+	rc=0
+	timeout 600 "$t/tools/vm/run-guest.sh" --kernel stock --out "$work/$name-guest" \
+		-- true >"$work/$name-guest.log" 2>&1 || rc=$?
+	[ "$rc" = 3 ] || { tail -n 20 "$work/$name-guest.log"; fail "run-guest.sh with a broken $name: status $rc, not 3"; }
+	[ -e "$work/$name-guest/console.log" ] && fail "a guest booted with a broken $name"
+	echo "broken $name: run-guest.sh status 3, no guest"
+	rc=0
+	"$t/tools/testing/run-all.sh" --no-setup --no-host-tests --kernels stock \
+		--out "$work/$name-all" module_load >"$work/$name-all.log" 2>&1 || rc=$?
+	[ "$rc" != 0 ] || { cat "$work/$name-all.log"; fail "run-all.sh passed with a broken $name"; }
+	grep -q '^FAIL  stock/guest-booted' "$work/$name-all.log" ||
+		{ cat "$work/$name-all.log"; fail "run-all.sh with a broken $name: no stock/guest-booted failure"; }
+	echo "broken $name: run-all.sh: $(tail -n1 "$work/$name-all.log")"
+done
+exit 0
