@@ -14,7 +14,88 @@
 #
 # A test that runs longer than its limit is killed and fails. The limit is
 # -t, or a line "# nrp-timeout: SECONDS" in the test when that is longer.
+#
+# After each test the guest must be as the test found it: no NVMe-oF
+# controller, none of our modules loaded (nvme_rdma_p2p, whose reference
+# count must be 0 to unload, and the fixtures), no nvmet subsystem or
+# port, no soft RDMA link, no veth of the fixtures. A test that leaves
+# something fails, even if it passed, and the leftovers are removed so
+# that the next test starts clean. On a kernel with lockdep, lockdep must
+# still be on (debug_locks 1): it turns itself off after its first report,
+# and the rest of the boot would run unchecked.
 cd "$(dirname "$0")" || exit 1
+
+# Our modules: the transport and the fixtures built beside it.
+our_modules() {
+	local ko
+	echo nvme_rdma_p2p
+	for ko in "${NRP_KO_DIR:-/nonexistent}"/*.ko; do
+		[ -e "$ko" ] || continue
+		ko=$(basename "$ko" .ko)
+		echo "${ko//-/_}"
+	done | sort -u
+}
+
+# What a test left behind, one line each.
+residue() {
+	local c t m x cfs=/sys/kernel/config/nvmet
+	for c in /sys/class/nvme/nvme*; do
+		[ -e "$c/transport" ] || continue
+		t=$(cat "$c/transport" 2>/dev/null)
+		[ "$t" = pcie ] && continue
+		echo "controller $(basename "$c") ($t, $(cat "$c/state" 2>/dev/null))"
+	done
+	for m in $(our_modules); do
+		[ -d "/sys/module/$m/sections" ] || [ -e "/sys/module/$m/refcnt" ] || continue
+		echo "module $m loaded, reference count $(cat "/sys/module/$m/refcnt" 2>/dev/null)"
+	done
+	for x in "$cfs"/subsystems/* "$cfs"/ports/* "$cfs"/hosts/*; do
+		[ -e "$x" ] && echo "nvmet ${x#"$cfs"/}"
+	done
+	rdma link show 2>/dev/null | awk '$1 == "link" { print "rdma link " $2 }'
+	for x in /sys/class/net/nrp-*; do
+		[ -e "$x" ] && echo "netdev $(basename "$x")"
+	done
+}
+
+# Remove what residue() found, as far as it goes.
+scrub() {
+	local x y cfs=/sys/kernel/config/nvmet m
+	nvme disconnect-all >/dev/null 2>&1
+	for _ in $(seq 100); do
+		residue | grep -q '^controller' || break
+		sleep 0.2
+	done
+	for x in "$cfs"/ports/*; do
+		[ -e "$x" ] || continue
+		for y in "$x"/subsystems/*; do rm -f "$y"; done
+		rmdir "$x"
+	done
+	for x in "$cfs"/subsystems/*; do
+		[ -e "$x" ] || continue
+		for y in "$x"/allowed_hosts/*; do rm -f "$y"; done
+		for y in "$x"/namespaces/*; do
+			[ -e "$y" ] || continue
+			echo 0 >"$y/enable"
+			rmdir "$y"
+		done
+		rmdir "$x"
+	done
+	for x in "$cfs"/hosts/*; do [ -e "$x" ] && rmdir "$x"; done
+	for x in $(rdma link show 2>/dev/null | awk '$1 == "link" { print $2 }'); do
+		rdma link delete "${x%/*}"
+	done
+	for x in /sys/class/net/nrp-*; do
+		[ -e "$x" ] && ip link del "$(basename "$x")"
+	done
+	for m in $(our_modules); do
+		[ -e "/sys/module/$m/refcnt" ] && modprobe -r "$m"
+	done
+} >/dev/null 2>&1
+
+debug_locks() {
+	awk '$1 == "debug_locks:" { print $2 }' /proc/lockdep_stats 2>/dev/null
+}
 limit=600
 if [ "${1:-}" = -t ]; then
 	limit=$2
@@ -30,6 +111,9 @@ fi
 echo "TAP version 13"
 echo "1..${#tests[@]}"
 n=0 pass=0 fail=0 skip=0
+locks_before=$(debug_locks)
+# what the boot itself left (none expected) is not the first test's
+[ -z "$(residue)" ] || { residue | sed 's/^/# before the first test: /'; scrub; }
 for t in "${tests[@]}"; do
 	n=$((n + 1))
 	rdma=
@@ -47,8 +131,30 @@ for t in "${tests[@]}"; do
 		timeout -k 10 "$t_limit" bash "./$t" 2>&1 | sed -u 's/^/# /' >"/tmp/nrp-$name.log"
 	rc=${PIPESTATUS[0]}
 	cat "/tmp/nrp-$name.log"
+	left=$(residue)
+	if [ -n "$left" ]; then
+		echo "$left" | sed 's/^/# left behind: /'
+		scrub
+		still=$(residue)
+		[ -z "$still" ] || echo "$still" | sed 's/^/# could not remove: /'
+	fi
+	locks=$(debug_locks)
 	echo "nrp-selftest: end $name rc=$rc" >/dev/kmsg
 	dur=$((SECONDS - start))
+	if [ "$rc" = 0 ] || [ "$rc" = 4 ]; then
+		if [ -n "$left" ]; then
+			echo "not ok $n $name # left behind: $(echo "$left" | paste -sd, -), ${dur}s"
+			fail=$((fail + 1))
+			continue
+		fi
+		if [ -n "$locks" ] && [ "$locks" != 1 ] && [ "$locks_before" = 1 ]; then
+			echo "not ok $n $name # lockdep turned itself off (debug_locks $locks): see its report in the log, ${dur}s"
+			fail=$((fail + 1))
+			locks_before=$locks
+			continue
+		fi
+	fi
+	locks_before=$locks
 	case $rc in
 	0)	echo "ok $n $name # ${dur}s"; pass=$((pass + 1)) ;;
 	4)	why=$(grep '^# SKIP: ' "/tmp/nrp-$name.log" | tail -n1 | sed 's/^# SKIP: //')
