@@ -3,17 +3,21 @@
 """Split a guest's kernel log into reports and sort them into known
 (listed in known-splats.conf, with the reason) and unknown ones.
 
-    classify-splats.py KNOWN_CONF LOG...
+    classify-splats.py [--series 6.1] KNOWN_CONF LOG...
 
 Prints every report line prefixed 'known <name>:' or 'unknown:'; exits 1
-when any unknown report is present, else 0.
+when any unknown report is present, else 0. An entry of KNOWN_CONF applies
+only to the kernel series it names (--series; without it, no entry
+applies) and only up to its count per log file: one report more is
+unknown.
 """
 import re
 import sys
 
 HEADER = re.compile(r'(BUG:|WARNING:|Oops|KASAN|kernel BUG|general protection|'
                     r'INFO: task .* blocked|INFO: possible .*(recursive|circular)|'
-                    r'unreferenced object|UBSAN)')
+                    r'unreferenced object|UBSAN|Kernel panic|'
+                    r'INFO: rcu_.* detected stall|watchdog: BUG: soft lockup)')
 # lines that belong to a report but do not start one
 PART = re.compile(r'Call Trace:')
 WINDOW = 160
@@ -26,40 +30,50 @@ def load_known(path):
             line = line.strip()
             if not line or line.startswith('#'):
                 continue
-            name, head, inside, why = line.split('|', 3)
-            known.append((name, re.compile(head), re.compile(inside), why))
+            name, series, count, head, inside, why = line.split('|', 5)
+            known.append((name, series, int(count), re.compile(head),
+                          re.compile(inside), why))
     return known
 
 
 def main():
-    known = load_known(sys.argv[1])
+    args = sys.argv[1:]
+    series = None
+    if len(args) >= 2 and args[0] == '--series':
+        series = args[1]
+        args = args[2:]
+    known = [k for k in load_known(args[0]) if k[1] == series]
     bad = False
-    seen = set()
-    for path in sys.argv[2:]:
+    for path in args[1:]:
         try:
             with open(path, errors='replace') as f:
                 lines = f.read().splitlines()
         except OSError:
             continue
         covered = set()
+        seen = {}
         for i, line in enumerate(lines):
             if not HEADER.search(line):
                 continue
             body = '\n'.join(lines[i:i + WINDOW])
             verdict = None
-            for name, head, inside, why in known:
+            for name, _, count, head, inside, why in known:
                 if head.search(line) and inside.search(body):
-                    verdict = (name, why)
+                    verdict = (name, count, why)
                     break
-            key = (path, i)
             if verdict:
+                name, count, why = verdict
+                seen[name] = seen.get(name, 0) + 1
+                if seen[name] > count:
+                    bad = True
+                    print(f'unknown: {path}: {line.strip()}  '
+                          f'[{name} seen {seen[name]} times, at most {count} allowed]')
+                    continue
                 covered.update(range(i, min(i + WINDOW, len(lines))))
-                if key not in seen:
-                    print(f'known {verdict[0]}: {path}: {line.strip()}  [{verdict[1]}]')
+                print(f'known {name}: {path}: {line.strip()}  [{why}]')
             else:
                 bad = True
                 print(f'unknown: {path}: {line.strip()}')
-            seen.add(key)
         for i, line in enumerate(lines):
             if PART.search(line) and i not in covered and not HEADER.search(line):
                 # a trace with no report header around it is a report too

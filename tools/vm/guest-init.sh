@@ -22,7 +22,11 @@ hostname nrp-guest
 ip link set lo up
 
 . /nrp-job/job.env
-export NRP_TOP NRP_KO NRP_KO_DIR NRP_FOREIGN_KO NRP_KERNEL NRP_DKMS_DIR NRP_TIER
+export NRP_TOP NRP_KO NRP_KO_DIR NRP_FOREIGN_KO NRP_KERNEL NRP_DKMS_DIR NRP_TIER \
+	NRP_MULTIPATH
+# nvme_core's multipath default for this boot, as an admin sets it
+[ -z "$NRP_MULTIPATH" ] ||
+	echo "options nvme_core multipath=$NRP_MULTIPATH" >/etc/modprobe.d/nrp-guest-multipath.conf
 
 # Install our modules the way "make install" does, so that modprobe,
 # dependencies and modprobe.d behave as on a user's machine.

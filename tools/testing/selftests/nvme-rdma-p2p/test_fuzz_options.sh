@@ -26,7 +26,7 @@ seed=${NRP_FUZZ_SEED:-$(date +%s)}
 command -v python3 >/dev/null || nrp_skip "no python3"
 
 nrp_std_setup 64
-[ -w $kml ] && echo clear >$kml
+nrp_kmemleak_clear
 nrp_dmesg_mark
 t0=$(nrp_now)
 out=$(python3 "$(dirname "$0")/fuzz_options.py" "$count" "$secs" "$seed" \
