@@ -17,16 +17,48 @@ common=$(sed -n 's|^include \(.*\)/Makefile$|\1|p' "$kdir/Makefile" | head -n1)
 [ -n "$common" ] && incdirs="$incdirs $common/include"
 [ -d "$kdir/source/include" ] && incdirs="$incdirs $kdir/source/include"
 
+# A declaration or definition in a header, whatever its layout: the files
+# are searched with every run of white space (newlines included) squeezed
+# to one blank, so a prototype a distribution reformatted over several
+# lines is still found. PATTERN is an extended regex over that text.
 probe() { # NAME PATTERN FILE...
 	local name=$1 pat=$2 f
 	shift 2
 	for f in "$@"; do
-		if [ -f "$f" ] && grep -qE "$pat" "$f"; then
+		if [ -f "$f" ] && tr -s '[:space:]' ' ' <"$f" | grep -qE "$pat"; then
 			echo "#define NRP_HAVE_$name 1" >>"$tmp"
 			return
 		fi
 	done
 	echo "/* NRP_HAVE_$name: not in this kernel */" >>"$tmp"
+}
+
+# An exported function: Module.symvers of the kernel we build against says
+# whether it exists, which no header layout can fool. Where the header
+# text says otherwise, the probe stops the build with both facts: a module
+# built on a wrong guess would call nothing (a missing nvme_add_ctrl()
+# leaves every controller invisible) or fail to load.
+symvers=$kdir/Module.symvers
+probe_export() { # NAME SYMBOL HEADER-PATTERN HEADER...
+	local name=$1 sym=$2 pat=$3 in_symvers=0 in_header=0 f
+	shift 3
+	[ -r "$symvers" ] || {
+		echo "nvme-rdma-p2p: $symvers missing: cannot tell whether the kernel exports $sym" >&2
+		exit 1
+	}
+	awk -v s="$sym" -F '\t' '$2 == s { f = 1 } END { exit !f }' "$symvers" && in_symvers=1
+	for f in "$@"; do
+		[ -f "$f" ] && tr -s '[:space:]' ' ' <"$f" | grep -qE "$pat" && in_header=1
+	done
+	if [ "$in_symvers" != "$in_header" ]; then
+		echo "nvme-rdma-p2p: $sym: $symvers says $([ $in_symvers = 1 ] && echo exported || echo absent), its declaration in $* was $([ $in_header = 1 ] && echo found || echo not found)" >&2
+		exit 1
+	fi
+	if [ "$in_symvers" = 1 ]; then
+		echo "#define NRP_HAVE_$name 1" >>"$tmp"
+	else
+		echo "/* NRP_HAVE_$name: not in this kernel */" >>"$tmp"
+	fi
 }
 
 # A header that exists in some kernels only.
@@ -52,8 +84,6 @@ hdr() { local d; for d in $incdirs; do echo "$d/$1"; done; }
 # nvme core asks the transport whether its queues may carry P2P pages.
 probe CTRL_OPS_SUPPORTS_P2PDMA 'supports_pci_p2pdma' \
 	"$priv/drivers/nvme/host/nvme.h"
-# blk-mq hands a plugged batch of requests to the driver in one call.
-probe BLK_MQ_QUEUE_RQS 'void \(\*queue_rqs\)' $(hdr linux/blk-mq.h)
 # P2P-aware scatterlist mapping that reports unreachable peers.
 probe DMA_MAP_SGTABLE 'dma_map_sgtable' $(hdr linux/dma-mapping.h)
 probe IB_DMA_PCI_P2P_DMA_SUPPORTED 'ib_dma_pci_p2p_dma_supported' \
@@ -65,14 +95,15 @@ probe IS_PCI_P2PDMA_PAGE 'is_pci_p2pdma_page' $(hdr linux/memremap.h)
 # (6.10), and controller creation split into init and add (6.11).
 nvme_h=$priv/drivers/nvme/host/nvme.h
 fabrics_h=$priv/drivers/nvme/host/fabrics.h
-probe NVME_QUIESCE_IO_QUEUES 'void nvme_quiesce_io_queues\(' "$nvme_h"
+probe_export NVME_QUIESCE_IO_QUEUES nvme_quiesce_io_queues \
+	'void nvme_quiesce_io_queues ?\(' "$nvme_h"
 probe NVME_INIT_CTRL_FINISH_SUSPENDED \
-	'nvme_init_ctrl_finish\(struct nvme_ctrl \*ctrl, bool' "$nvme_h"
+	'nvme_init_ctrl_finish ?\( ?struct nvme_ctrl \*ctrl, ?bool' "$nvme_h"
 probe NVME_DISABLE_CTRL_SHUTDOWN \
-	'nvme_disable_ctrl\(struct nvme_ctrl \*ctrl, bool' "$nvme_h"
+	'nvme_disable_ctrl ?\( ?struct nvme_ctrl \*ctrl, ?bool' "$nvme_h"
 probe NVMF_SHOULD_RECONNECT_STATUS \
-	'nvmf_should_reconnect\(struct nvme_ctrl \*ctrl, int' "$fabrics_h"
-probe NVME_ADD_CTRL 'int nvme_add_ctrl\(' "$nvme_h"
+	'nvmf_should_reconnect ?\( ?struct nvme_ctrl \*ctrl, ?int' "$fabrics_h"
+probe_export NVME_ADD_CTRL nvme_add_ctrl 'int nvme_add_ctrl ?\(' "$nvme_h"
 # blk-mq's RDMA queue mapping helper (gone in 6.5).
 probe_file BLK_MQ_RDMA_H $(hdr linux/blk-mq-rdma.h)
 # The unaligned accessors moved from asm/ to linux/ (6.12).
