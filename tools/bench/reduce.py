@@ -165,8 +165,9 @@ ICOUNT_FLOOR = 0.01
 
 
 # What a target's "met" column says (tools/bench/README.md). Only YES is
-# met. NO: the data that is there misses it.
-YES, NO = "yes", "no"
+# met. NO: the data that is there misses it. INCOMPLETE: a run it needs
+# lacks a figure.
+YES, NO, INCOMPLETE = "yes", "no", "incomplete"
 
 
 def target(text, status, detail):
@@ -190,8 +191,9 @@ def verdict(base, ours, better, icount=False):
     return "better" if g > 1 else "worse"
 
 
-def ckpt_log(path, hz):
-    """One p2p-checkpoint run from its timestamped log."""
+def ckpt_log(path, hz, counters):
+    """One p2p-checkpoint run from its timestamped log. counters: the
+    names of the counters the controller has."""
     r = {"verified": False, "write_s": None, "flush_s": None,
          "proc_cpu_s": None, "cpu_copied_bytes": None, "stats": {},
          "have_stats": False}
@@ -245,9 +247,12 @@ def ckpt_log(path, hz):
         else:
             # one vCPU under icount: busy ticks are instructions, in 10 M steps
             r["ginstr"] = r["guest_cpu_s"]
+    # The tool lists the counters that changed and only counts the others,
+    # so one it does not list is 0 only if the controller has it.
     if r["have_stats"]:
         for k in ("host_bytes_mapped", "p2p_bytes_mapped"):
-            r["stats"].setdefault(k, 0)
+            if k in counters:
+                r["stats"].setdefault(k, 0)
     return r
 
 
@@ -257,13 +262,17 @@ def read_ckpt(raw, hz):
     skipped = None
     if not os.path.isdir(d):
         return runs, "not run"
+    # The counters our controller has: the bench saves them at its end.
+    counters = set(facts(os.path.join(raw, "ours-stats.txt")))
     for name in sorted(os.listdir(d)):
         if name == "skipped.txt":
             with open(os.path.join(d, name)) as fh:
                 skipped = fh.read().strip()
         m = re.match(r"(.+)\.(\d+)\.log$", name)
         if m:
-            runs.setdefault(m.group(1), []).append(ckpt_log(os.path.join(d, name), hz))
+            r = ckpt_log(os.path.join(d, name), hz, counters)
+            r["run"] = int(m.group(2))
+            runs.setdefault(m.group(1), []).append(r)
     return runs, skipped
 
 # The module that holds each transport's own functions.
@@ -619,10 +628,17 @@ def main():
         p = byk["p2p"]
         copied = med(p["cpu_copied_bytes"])
         hostb = med(p["host_bytes_mapped"])
+        # A run without the count of host memory our controller mapped
+        # (no counters, or none of that name) proves nothing about it.
+        unknown = [str(r["run"]) for r in p["runs"]
+                   if r["stats"].get("host_bytes_mapped") is None]
+        hostb_s = f"+{fmt(hostb)}"
+        if unknown:
+            hostb_s = f"not measured (run {', '.join(unknown)})"
         targets.append(target(
             "P2P checkpoint: zero bytes copied by the CPU into host memory",
-            YES if copied == 0 and hostb in (0, None) else NO,
-            f"CPU-copied {fmt(copied)} bytes, host_bytes_mapped +{fmt(hostb)}"))
+            NO if copied or hostb else INCOMPLETE if unknown or copied is None else YES,
+            f"CPU-copied {fmt(copied)} bytes, host_bytes_mapped {hostb_s}"))
         for bm in ("bounce-intree", "bounce-ours"):
             if bm not in byk:
                 continue
@@ -723,7 +739,8 @@ def main():
                 cell(e["guest_cpu_s"], "s"), cell(e["guest_cpu_softirq_s"], "s"),
                 cell(e["proc_cpu_s"], "s"),
                 fmt(med(e["cpu_copied_bytes"])),
-                "n/a (in-tree)" if hb is None else "+" + fmt(med(hb)),
+                "n/a (in-tree)" if e["mode"] == "bounce-intree"
+                else "–" if hb is None else "+" + fmt(med(hb)),
                 f"{len(e['runs'])} ({e['verified_runs']})"]) + " |")
         md.append("")
         md.append("guest instructions: executed by the whole guest (icount: busy guest ns) from "

@@ -34,4 +34,37 @@ expect "| bounce via host memory -> in-tree nvme_rdma |"
 python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); assert j["format"] == "nvme-rdma-p2p-bench/2"' \
 	"$t/out/results.json" || fail "results.json is not format nvme-rdma-p2p-bench/2"
 echo "reduced: $(grep -c '^|' "$md") table rows"
+
+# A reducer that always says "met" passes the checks above. Each fixture
+# below is the same real run with one thing gone wrong (what, and how it
+# was made from the real one: fixtures/derive-bench-raw.py, and DERIVED.txt
+# in each), and the target it bears on must not be met. Every fixture is
+# tried, so that one run names all that fail.
+bad=0
+derived() { # name expected-results.md-line...
+	local name=$1 d=$t/$1 line
+	shift
+	mkdir "$d"
+	if ! tar -xJf "$TOP/tools/testing/host/fixtures/bench-raw-$name.tar.xz" -C "$d" ||
+		! python3 "$TOP/tools/bench/reduce.py" "$d/raw" "$d/out" >"$d/reduce.log" 2>&1; then
+		cat "$d/reduce.log" 2>/dev/null
+		echo "$name: the reducer failed"
+		bad=$((bad + 1))
+		return
+	fi
+	for line; do
+		grep -qF -- "$line" "$d/out/results.md" && continue
+		echo "$name: results.md lacks: $line"
+		sed -n '/^### Targets/,$p' "$d/out/results.md"
+		bad=$((bad + 1))
+		return
+	done
+	echo "$name: not met, as it should be"
+}
+zero_copy="| P2P checkpoint: zero bytes copied by the CPU into host memory |"
+derived no-host-map \
+	"$zero_copy incomplete | CPU-copied 0 bytes, host_bytes_mapped not measured (run 1) |"
+derived no-host-counter \
+	"$zero_copy incomplete | CPU-copied 0 bytes, host_bytes_mapped not measured (run 1) |"
+[ "$bad" = 0 ] || fail "$bad derived fixtures reduced wrong"
 exit 0
