@@ -63,8 +63,10 @@ derived() { # name expected-results.md-line...
 }
 zero_copy="| P2P checkpoint: zero bytes copied by the CPU into host memory |"
 derived no-host-map \
-	"$zero_copy incomplete | CPU-copied 0 bytes, host_bytes_mapped not measured (run 1) |"
+	"$zero_copy incomplete | run 1: CPU-copied 0 bytes, host_bytes_mapped not measured |"
 derived no-host-counter \
-	"$zero_copy incomplete | CPU-copied 0 bytes, host_bytes_mapped not measured (run 1) |"
+	"$zero_copy incomplete | run 1: CPU-copied 0 bytes, host_bytes_mapped not measured |"
+derived one-copy \
+	"$zero_copy no | run 1: CPU-copied 0 bytes, host_bytes_mapped +0; run 2: CPU-copied 1,073,741,824 bytes, host_bytes_mapped +0; run 3: CPU-copied 0 bytes, host_bytes_mapped +1,073,741,824 |"
 [ "$bad" = 0 ] || fail "$bad derived fixtures reduced wrong"
 exit 0
