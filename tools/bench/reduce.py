@@ -166,7 +166,7 @@ ICOUNT_FLOOR = 0.01
 
 # What a target's "met" column says (tools/bench/README.md). Only YES is
 # met. NO: the data that is there misses it. INCOMPLETE: a run it needs
-# lacks a figure.
+# failed verification or lacks a figure.
 YES, NO, INCOMPLETE = "yes", "no", "incomplete"
 
 
@@ -566,13 +566,18 @@ def main():
         rs = ckpt.get(mode)
         if not rs:
             continue
+        # A run whose read-back did not match wrote something else than
+        # the checkpoint: its figures are not counted.
+        good = [r for r in rs if r["verified"]]
         e = {"mode": mode, "title": CKPT_MODES[mode], "runs": rs,
-             "verified_runs": sum(1 for r in rs if r["verified"])}
+             "verified_runs": len(good),
+             "unverified": [f"{mode} run {r['run']} not verified" for r in rs
+                            if not r["verified"]]}
         for k in ("wall_s", "guest_cpu_s", "guest_cpu_softirq_s", "proc_cpu_s",
                   "cpu_copied_bytes", "ginstr"):
-            e[k] = summary([r.get(k) for r in rs])
+            e[k] = summary([r.get(k) for r in good])
         for k in ("host_bytes_mapped", "p2p_bytes_mapped"):
-            vals = [r["stats"].get(k) for r in rs if r["have_stats"]]
+            vals = [r["stats"].get(k) for r in good if r["have_stats"]]
             e[k] = summary(vals)
         e["mib"] = rs[0].get("mib")
         ck.append(e)
@@ -627,12 +632,16 @@ def main():
     if "p2p" in byk:
         p = byk["p2p"]
         # Every run, not the median: one run in three that copied would
-        # pass a median. A run without the count of host memory our
-        # controller mapped (no counters, or none of that name) proves
-        # nothing about it.
+        # pass a median. A run that failed verification, or without the
+        # count of host memory our controller mapped (no counters, or none
+        # of that name), proves nothing about it.
         copied = unknown = False
         seen = []
         for r in p["runs"]:
+            if not r["verified"]:
+                unknown = True
+                seen.append(f"run {r['run']}: not verified")
+                continue
             c, h = r["cpu_copied_bytes"], r["stats"].get("host_bytes_mapped")
             copied = copied or bool(c) or bool(h)
             unknown = unknown or c is None or h is None
@@ -645,23 +654,27 @@ def main():
             if bm not in byk:
                 continue
             b = byk[bm]
-            pp, bp = med(p["proc_cpu_s"]), med(b["proc_cpu_s"])
-            if pp is not None and bp:
+            # medians of the verified runs; with any run not verified
+            # there is no telling what the others would have given
+            gaps = p["unverified"] + b["unverified"]
+
+            def cpu_target(what, label, key, tail=""):
+                pv, bv = med(p[key]), med(b[key])
+                ratio = pv / bv if pv is not None and bv else None
+                status = (INCOMPLETE if ratio is None or gaps
+                          else YES if ratio <= 0.5 else NO)
+                detail = f"{label} {fmt(pv)} s vs {fmt(bv)} s"
+                if ratio is not None:
+                    detail += f" = {ratio:.2f}x"
                 targets.append(target(
-                    f"P2P checkpoint CPU time <= 0.5x the bounce path ({bm}): "
-                    "the checkpoint process",
-                    YES if pp / bp <= 0.5 else NO,
-                    f"process CPU {fmt(pp)} s vs {fmt(bp)} s = {pp / bp:.2f}x"))
-            pg, bg = med(p["guest_cpu_s"]), med(b["guest_cpu_s"])
-            if pg is not None and bg:
-                targets.append(target(
-                    f"P2P checkpoint CPU time <= 0.5x the bounce path ({bm}): "
-                    "the whole guest",
-                    YES if pg / bg <= 0.5 else NO,
-                    f"guest CPU {fmt(pg)} s vs {fmt(bg)} s = {pg / bg:.2f}x, of it "
-                    f"softirq (rxe, the soft NIC, and the target) "
-                    f"{fmt(med(p['guest_cpu_softirq_s']))} s vs "
-                    f"{fmt(med(b['guest_cpu_softirq_s']))} s"))
+                    f"P2P checkpoint CPU time <= 0.5x the bounce path ({bm}): {what}",
+                    status, "; ".join([detail + tail] + gaps)))
+
+            cpu_target("the checkpoint process", "process CPU", "proc_cpu_s")
+            cpu_target("the whole guest", "guest CPU", "guest_cpu_s",
+                       f", of it softirq (rxe, the soft NIC, and the target) "
+                       f"{fmt(med(p['guest_cpu_softirq_s']))} s vs "
+                       f"{fmt(med(b['guest_cpu_softirq_s']))} s")
             break
 
     doc = {"format": "nvme-rdma-p2p-bench/2", "facts": f,
@@ -745,7 +758,9 @@ def main():
                 else "–" if hb is None else "+" + fmt(med(hb)),
                 f"{len(e['runs'])} ({e['verified_runs']})"]) + " |")
         md.append("")
-        md.append("guest instructions: executed by the whole guest (icount: busy guest ns) from "
+        md.append("Medians of the verified runs: a run whose read-back did not match is not "
+                  "counted. "
+                  "guest instructions: executed by the whole guest (icount: busy guest ns) from "
                   "the start of the write to the end of the flush. "
                   "guest CPU: busy time of all guest CPUs (user, system, irq, softirq) from the "
                   "start of the write to the end of the flush; it includes the target and rxe, "

@@ -68,5 +68,8 @@ derived no-host-counter \
 	"$zero_copy incomplete | run 1: CPU-copied 0 bytes, host_bytes_mapped not measured |"
 derived one-copy \
 	"$zero_copy no | run 1: CPU-copied 0 bytes, host_bytes_mapped +0; run 2: CPU-copied 1,073,741,824 bytes, host_bytes_mapped +0; run 3: CPU-copied 0 bytes, host_bytes_mapped +1,073,741,824 |"
+derived unverified \
+	"$zero_copy incomplete | run 1: not verified |" \
+	"| P2P checkpoint CPU time <= 0.5x the bounce path (bounce-intree): the checkpoint process | incomplete | process CPU – s vs 0.40 s; p2p run 1 not verified |"
 [ "$bad" = 0 ] || fail "$bad derived fixtures reduced wrong"
 exit 0
