@@ -23,6 +23,7 @@ import sys
 BASE, OURS, REF = "rdma", "rdma_p2p", "tcp"
 TR_LABEL = {BASE: "in-tree nvme_rdma", OURS: "ours (rdma_p2p)",
             REF: "nvme_tcp (ref.)"}
+SHORT = {BASE: "in-tree", OURS: "ours"}
 
 # profile: (title, [(metric, label, unit, better)]). In icount mode the
 # CPU metric is replaced by INSTR (see main()).
@@ -166,12 +167,39 @@ ICOUNT_FLOOR = 0.01
 
 # What a target's "met" column says (tools/bench/README.md). Only YES is
 # met. NO: the data that is there misses it. INCOMPLETE: a run it needs
-# failed verification or lacks a figure.
+# is missing, failed verification or lacks a figure.
 YES, NO, INCOMPLETE = "yes", "no", "incomplete"
 
 
 def target(text, status, detail):
     return {"target": text, "met": status == YES, "status": status, "detail": detail}
+
+
+def worst_of(*statuses):
+    """A target of several parts is as far from met as its worst part."""
+    return max(statuses, key=[YES, INCOMPLETE, NO].index)
+
+
+def row_name(r):
+    """A results row's profile, and its namespace when that is not the
+    usual one."""
+    if r["backend"] == "null" or r["profile"] == "xfs_ckpt":
+        return r["profile"]
+    return f"{r['profile']} ({r['backend']})"
+
+
+def missing_runs(r, want):
+    """What row r lacks for judging ours against the in-tree: runs with
+    its figure, fewer than the bench made of each (want)."""
+    out = []
+    for tr in (BASE, OURS):
+        s = r["transports"].get(tr)
+        n = s["n"] if s else 0
+        if n < want or not n:
+            out.append(f"{SHORT[tr]} {n}/{want} runs")
+    if not out and r["gain_ours"] is None:
+        out.append("a median of 0")
+    return out
 
 
 def verdict(base, ours, better, icount=False):
@@ -587,43 +615,95 @@ def main():
 
     # The issue's targets, measured (never pass/fail).
     targets = []
-    ratios = [r for r in results if r["gain_ours"] is not None]
-    if ratios:
-        worst = min(ratios, key=lambda r: r["gain_ours"])
-        best = max(ratios, key=lambda r: r["gain_ours"])
+    # Every cell should hold a value of each run the bench made. A row
+    # short of that in ours or the in-tree (the guest stopped at a failed
+    # run, a transport's runs lack the figure) can neither be judged nor
+    # left out: "every ratio" over the rows that are there says nothing
+    # of the ones that are not. Such rows make the targets incomplete.
+    want = int(f.get("runs") or 0) or max(
+        (s["n"] for r in results for s in r["transports"].values() if s), default=0)
+    missing = []
+    for r in results:
+        r["missing"] = missing_runs(r, want)
+        m = f"{row_name(r)} ({', '.join(r['missing'])})"
+        if r["missing"] and m not in missing:
+            missing.append(m)
+    missing_s = [f"missing: {', '.join(missing)}"] if missing else []
+    ratios = [r for r in results if not r["missing"]]
+    if results:
+        below = [r for r in ratios if r["gain_ours"] < 1.0]
+        detail = []
+        if ratios:
+            worst = min(ratios, key=lambda r: r["gain_ours"])
+            detail.append(f"worst: {worst['profile']} {worst['label']} {worst['gain_ours']:.2f}x "
+                          f"({worst['verdict']}); "
+                          f"{len(ratios) - len(below)}/{len(ratios)} >= 1.00")
         targets.append(target(
             "every ratio >= 1.00 against the in-tree transport (latency <= 1.00)",
-            YES if all(r["gain_ours"] >= 1.0 for r in ratios) else NO,
-            f"worst: {worst['profile']} {worst['label']} {worst['gain_ours']:.2f}x "
-            f"({worst['verdict']}); "
-            f"{sum(1 for r in ratios if r['gain_ours'] >= 1.0)}/{len(ratios)} >= 1.00"))
+            NO if below else INCOMPLETE if missing else YES, "; ".join(detail + missing_s)))
+        detail = []
+        if ratios:
+            best = max(ratios, key=lambda r: r["gain_ours"])
+            detail.append(f"best: {best['profile']} {best['label']} {best['gain_ours']:.2f}x "
+                          f"({best['verdict']})")
+        reached = any(r["gain_ours"] >= 1.15 for r in ratios)
         targets.append(target(
             "at least one profile >= 1.15x",
-            YES if best["gain_ours"] >= 1.15 else NO,
-            f"best: {best['profile']} {best['label']} {best['gain_ours']:.2f}x ({best['verdict']})"))
+            YES if reached else INCOMPLETE if missing else NO, "; ".join(detail + missing_s)))
     attr = attribution(raw, runs) if icount else {"skipped": "wall-clock mode: no instruction counts"}
-    # judged on the exact difference where there is one, and only as far
-    # as it resolves: a profile meets 0.85x when its ratio plus its step
-    # does (a 0.43x +- 1.15 from too few I/Os proves nothing), and is
-    # above 1.00x only when its ratio less its step is
-    key = lambda c: c.get("ratio_exact", c.get("ratio_transport"))
-    step = lambda c: c.get("ratio_exact_step", 0.0) if "ratio_exact" in c else 0.0
-    ac = [c for c in attr.get("compare", []) if key(c) is not None]
-    if ac:
-        best = min(ac, key=lambda c: key(c) + step(c))
-        worst = max(ac, key=lambda c: key(c) - step(c))
-        how = "exact difference" if "ratio_exact" in best else "per-function sums"
-        # not "fmt": that name is the number formatter the checkpoint
-        # targets below still need
-        fmt_ratio = lambda c: (f"{c['profile']} {key(c):.2f}x"
-                               + (f" ± {step(c):.2f}" if step(c) else ""))
+    # judged on the exact difference, and only as far as it resolves: a
+    # profile meets 0.85x when its ratio plus its step does (a 0.43x +-
+    # 1.15 from too few I/Os proves nothing), and is above 1.00x only when
+    # its ratio less its step is. A profile without the exact difference
+    # (a transport's profiled run or unprofiled runs missing) is not left
+    # out, nor judged on the per-function sums, which are biased: it
+    # makes the target incomplete.
+    key = lambda c: c["ratio_exact"]
+    step = lambda c: c["ratio_exact_step"]
+    compare = {c["profile"]: c for c in attr.get("compare", [])}
+    ac, attr_missing = [], []
+    for prof in dict.fromkeys(e["profile"] for e in attr.get("runs", [])):
+        c = compare.get(prof, {})
+        profiled = {e["transport"] for e in attr["runs"] if e["profile"] == prof}
+        kinstr = [r for r in results if r["profile"] == prof and r["backend"] == "null"
+                  and r["metric"] == "kinstr_per_io"]
+        if BASE not in profiled or OURS not in profiled:
+            attr_missing += [f"{prof} (no profiled run of {SHORT[tr]})"
+                             for tr in (BASE, OURS) if tr not in profiled]
+        elif not kinstr or kinstr[0]["missing"]:
+            attr_missing.append(f"{prof} (unprofiled runs: "
+                                + (", ".join(kinstr[0]["missing"]) if kinstr else "none") + ")")
+        elif "ratio_exact" not in c or "ratio_exact_step" not in c:
+            attr_missing.append(f"{prof} (no exact difference)")
+        else:
+            ac.append(c)
+    if ac or attr_missing:
+        detail = []
+        if ac:
+            best = min(ac, key=lambda c: key(c) + step(c))
+            worst = max(ac, key=lambda c: key(c) - step(c))
+            # not "fmt": that name is the number formatter the checkpoint
+            # targets below still need
+            fmt_ratio = lambda c: f"{c['profile']} {key(c):.2f}x ± {step(c):.2f}"
+            detail.append(f"best {fmt_ratio(best)}, worst {fmt_ratio(worst)} (exact difference)")
+        if attr_missing:
+            detail.append(f"missing: {', '.join(attr_missing)}")
+        # one profile at 0.85x is enough whatever else is missing; none
+        # above 1.00x needs every profile
+        some = (YES if any(key(c) + step(c) <= 0.85 for c in ac)
+                else INCOMPLETE if attr_missing else NO)
+        none_above = (NO if any(key(c) - step(c) > 1.0 for c in ac)
+                      else INCOMPLETE if attr_missing else YES)
         targets.append(target(
             "host-transport instructions per I/O <= 0.85x the in-tree nvme_rdma on "
             "one profile, none above 1.00x (attribution, within the resolution)",
-            YES if key(best) + step(best) <= 0.85 and key(worst) - step(worst) <= 1.0 else NO,
-            f"best {fmt_ratio(best)}, worst {fmt_ratio(worst)} ({how})"))
+            worst_of(some, none_above), "; ".join(detail)))
     xw = [r for r in results if r["profile"] == "xfs_ckpt" and r["metric"] == "wall_s"]
-    if xw and xw[0]["gain_ours"] is not None:
+    if xw and xw[0]["missing"]:
+        targets.append(target(
+            f"{f.get('ckpt_mib', '?')} MiB checkpoint file on XFS >= 1.15x",
+            INCOMPLETE, f"missing: {', '.join(xw[0]['missing'])}"))
+    elif xw:
         targets.append(target(
             f"{f.get('ckpt_mib', '?')} MiB checkpoint file on XFS >= 1.15x",
             YES if xw[0]["gain_ours"] >= 1.15 else NO,
@@ -718,9 +798,7 @@ def main():
         md.append("|" + "---|" * len(hdr))
     for r in results:
         arrow = "↓" if r["better"] == "lower" else "↑"
-        name = r["profile"] + ("" if r["backend"] == "null" or r["profile"] == "xfs_ckpt"
-                               else f" ({r['backend']})")
-        row = [name, f"{r['label']} ({r['unit']}) {arrow}"]
+        row = [row_name(r), f"{r['label']} ({r['unit']}) {arrow}"]
         row += [cell(r["transports"].get(t), r["unit"]) for t in transports]
         if OURS in transports and BASE in transports:
             ratio = r["ratio_ours_intree"]
