@@ -347,7 +347,8 @@ def attribution(raw, runs):
         with open(os.path.join(d, "skipped.txt")) as fh:
             return {"skipped": fh.read().strip()}
     if not os.path.exists(os.path.join(raw, "attr.tsv")):
-        return {"skipped": "not run (NRP_BENCH_ATTR_PROFILES empty)"}
+        return {"skipped": "not run (NRP_BENCH_ATTR_PROFILES empty, or the bench stopped first)",
+                "not_run": True}
     mods = {}
     try:
         with open(os.path.join(d, "modsyms.txt")) as fh:
@@ -589,25 +590,32 @@ def main():
                 })
 
     ckpt, skipped = read_ckpt(raw, float(f.get("clk_tck", 100)))
+    # The modes and runs the bench set out to make (facts.txt of a bench
+    # that wrote them), unless the guest could not run any: a mode it
+    # never got to is shown without runs, not left out.
+    ckpt_plan = f.get("ckpt_modes", "").split() if skipped in (None, "not run") else []
+    ckpt_want = int(f.get("ckpt_runs") or 0) or max(map(len, ckpt.values()), default=0)
     ck = []
     for mode in CKPT_MODES:
-        rs = ckpt.get(mode)
-        if not rs:
+        rs = ckpt.get(mode, [])
+        if not rs and mode not in ckpt_plan:
             continue
         # A run whose read-back did not match wrote something else than
         # the checkpoint: its figures are not counted.
         good = [r for r in rs if r["verified"]]
         e = {"mode": mode, "title": CKPT_MODES[mode], "runs": rs,
              "verified_runs": len(good),
-             "unverified": [f"{mode} run {r['run']} not verified" for r in rs
-                            if not r["verified"]]}
+             "missing": [f"{mode} run {r['run']} not verified" for r in rs
+                         if not r["verified"]]}
+        if len(rs) < ckpt_want:
+            e["missing"].append(f"{mode} {len(rs)}/{ckpt_want} runs")
         for k in ("wall_s", "guest_cpu_s", "guest_cpu_softirq_s", "proc_cpu_s",
                   "cpu_copied_bytes", "ginstr"):
             e[k] = summary([r.get(k) for r in good])
         for k in ("host_bytes_mapped", "p2p_bytes_mapped"):
             vals = [r["stats"].get(k) for r in good if r["have_stats"]]
             e[k] = summary(vals)
-        e["mib"] = rs[0].get("mib")
+        e["mib"] = rs[0].get("mib") if rs else None
         ck.append(e)
 
     def med(tr_sum):
@@ -628,9 +636,15 @@ def main():
         m = f"{row_name(r)} ({', '.join(r['missing'])})"
         if r["missing"] and m not in missing:
             missing.append(m)
+    # A measurement the bench set out to make (facts.txt of a bench that
+    # wrote its plan) and never got to has no row at all.
+    for prof in f.get("profiles", "").split():
+        for back in ["ram"] if prof == "xfs_ckpt" else f.get("backends", "null").split():
+            if not any(r["profile"] == prof and r["backend"] == back for r in results):
+                missing.append(f"{row_name({'profile': prof, 'backend': back})} (no runs)")
     missing_s = [f"missing: {', '.join(missing)}"] if missing else []
     ratios = [r for r in results if not r["missing"]]
-    if results:
+    if results or missing:
         below = [r for r in ratios if r["gain_ours"] < 1.0]
         detail = []
         if ratios:
@@ -662,14 +676,15 @@ def main():
     step = lambda c: c["ratio_exact_step"]
     compare = {c["profile"]: c for c in attr.get("compare", [])}
     ac, attr_missing = [], []
-    for prof in dict.fromkeys(e["profile"] for e in attr.get("runs", [])):
+    attr_plan = f.get("attr_profiles", "").split() if attr.get("not_run") or "runs" in attr else []
+    for prof in dict.fromkeys(attr_plan + [e["profile"] for e in attr.get("runs", [])]):
         c = compare.get(prof, {})
-        profiled = {e["transport"] for e in attr["runs"] if e["profile"] == prof}
+        profiled = {e["transport"] for e in attr.get("runs", []) if e["profile"] == prof}
         kinstr = [r for r in results if r["profile"] == prof and r["backend"] == "null"
                   and r["metric"] == "kinstr_per_io"]
-        if BASE not in profiled or OURS not in profiled:
-            attr_missing += [f"{prof} (no profiled run of {SHORT[tr]})"
-                             for tr in (BASE, OURS) if tr not in profiled]
+        absent = [SHORT[tr] for tr in (BASE, OURS) if tr not in profiled]
+        if absent:
+            attr_missing.append(f"{prof} (no profiled run of {' or '.join(absent)})")
         elif not kinstr or kinstr[0]["missing"]:
             attr_missing.append(f"{prof} (unprofiled runs: "
                                 + (", ".join(kinstr[0]["missing"]) if kinstr else "none") + ")")
@@ -699,15 +714,15 @@ def main():
             "one profile, none above 1.00x (attribution, within the resolution)",
             worst_of(some, none_above), "; ".join(detail)))
     xw = [r for r in results if r["profile"] == "xfs_ckpt" and r["metric"] == "wall_s"]
-    if xw and xw[0]["missing"]:
+    xfs = f"{f.get('ckpt_mib', '?')} MiB checkpoint file on XFS >= 1.15x"
+    if xw and not xw[0]["missing"]:
         targets.append(target(
-            f"{f.get('ckpt_mib', '?')} MiB checkpoint file on XFS >= 1.15x",
-            INCOMPLETE, f"missing: {', '.join(xw[0]['missing'])}"))
-    elif xw:
-        targets.append(target(
-            f"{f.get('ckpt_mib', '?')} MiB checkpoint file on XFS >= 1.15x",
-            YES if xw[0]["gain_ours"] >= 1.15 else NO,
+            xfs, YES if xw[0]["gain_ours"] >= 1.15 else NO,
             f"{xw[0]['gain_ours']:.2f}x ({xw[0]['verdict']})"))
+    elif xw or "xfs_ckpt" in f.get("profiles", "").split():
+        targets.append(target(
+            xfs, INCOMPLETE,
+            "missing: " + (", ".join(xw[0]["missing"]) if xw else "xfs_ckpt (no runs)")))
     byk = {e["mode"]: e for e in ck}
     if "p2p" in byk:
         p = byk["p2p"]
@@ -717,6 +732,9 @@ def main():
         # of that name), proves nothing about it.
         copied = unknown = False
         seen = []
+        if len(p["runs"]) < ckpt_want:
+            unknown = True
+            seen.append(f"{len(p['runs'])}/{ckpt_want} runs")
         for r in p["runs"]:
             if not r["verified"]:
                 unknown = True
@@ -734,12 +752,12 @@ def main():
             if bm not in byk:
                 continue
             b = byk[bm]
-            # medians of the verified runs; with any run not verified
-            # there is no telling what the others would have given
-            gaps = p["unverified"] + b["unverified"]
+            # medians of the verified runs; with any run missing or not
+            # verified there is no telling what it would have given
+            gaps = p["missing"] + b["missing"]
 
-            def cpu_target(what, label, key, tail=""):
-                pv, bv = med(p[key]), med(b[key])
+            def cpu_target(what, label, figure, tail=""):
+                pv, bv = med(p[figure]), med(b[figure])
                 ratio = pv / bv if pv is not None and bv else None
                 status = (INCOMPLETE if ratio is None or gaps
                           else YES if ratio <= 0.5 else NO)
@@ -815,8 +833,9 @@ def main():
                       "of ours and the in-tree overlap.")
         md.append("")
     if ck:
-        mib = ck[0].get("mib")
-        md.append(f"### Checkpoint of simulated GPU memory ({fmt(mib)} MiB, raw namespace on brd)")
+        mib = next((e["mib"] for e in ck if e["mib"]), None)
+        md.append(f"### Checkpoint of simulated GPU memory "
+                  f"({fmt(mib) if mib else f.get('ckpt_mib', '?')} MiB, raw namespace on brd)")
         md.append("")
         md.append("| path | write+flush (s) ↓ | MiB/s ↑ | guest instructions (G) ↓ | guest CPU (s) ↓ "
                   "| of it softirq (s) | process CPU (s) ↓ | bytes copied by the CPU ↓ "

@@ -75,5 +75,9 @@ derived no-ours \
 	"| every ratio >= 1.00 against the in-tree transport (latency <= 1.00) | incomplete | worst: rr4k_qd1 p99 latency 1.00x (same (±1.0%)); 4/4 >= 1.00; missing: rw4k_qd32 (in-tree 1/3 runs, ours 0/3 runs) |"
 derived no-ours-profiled \
 	"| host-transport instructions per I/O <= 0.85x the in-tree nvme_rdma on one profile, none above 1.00x (attribution, within the resolution) | incomplete | best rr4k_qd1 0.83x ± 0.02, worst rr4k_qd1 0.83x ± 0.02 (exact difference); missing: rr4k_qd32x2 (no profiled run of ours) |"
+derived stopped \
+	"| every ratio >= 1.00 against the in-tree transport (latency <= 1.00) | incomplete | worst: rr4k_qd1 p99 latency 1.00x (same (±1.0%)); 4/4 >= 1.00; missing: rw4k_qd32 (no runs) |" \
+	"| host-transport instructions per I/O <= 0.85x the in-tree nvme_rdma on one profile, none above 1.00x (attribution, within the resolution) | incomplete | missing: rr4k_qd1 (no profiled run of in-tree or ours) |" \
+	"$zero_copy incomplete | 0/1 runs |"
 [ "$bad" = 0 ] || fail "$bad derived fixtures reduced wrong"
 exit 0
