@@ -708,11 +708,13 @@ def main():
     attr = attribution(raw, runs) if icount else {"skipped": "wall-clock mode: no instruction counts"}
     # judged on the exact difference, and only as far as it resolves: a
     # profile meets 0.85x when its ratio plus its step does (a 0.43x +-
-    # 1.15 from too few I/Os proves nothing), and is above 1.00x only when
-    # its ratio less its step is. A profile without the exact difference
-    # (a transport's profiled run or unprofiled runs missing) is not left
-    # out, nor judged on the per-function sums, which are biased: it
-    # makes the target incomplete.
+    # 1.15 from too few I/Os proves nothing), and is not above 1.00x only
+    # when its ratio plus its step is not (its ratio less its step not
+    # above 1.00 held for nearly anything once the step was wide). A
+    # ratio that meets either only within its step is unresolved. A
+    # profile without the exact difference (a transport's profiled run or
+    # unprofiled runs missing) is not left out, nor judged on the
+    # per-function sums, which are biased: it makes the target incomplete.
     key = lambda c: c["ratio_exact"]
     step = lambda c: c["ratio_exact_step"]
     compare = {c["profile"]: c for c in attr.get("compare", [])}
@@ -737,19 +739,24 @@ def main():
         detail = []
         if ac:
             best = min(ac, key=lambda c: key(c) + step(c))
-            worst = max(ac, key=lambda c: key(c) - step(c))
+            worst = max(ac, key=lambda c: key(c) + step(c))
             # not "fmt": that name is the number formatter the checkpoint
             # targets below still need
             fmt_ratio = lambda c: f"{c['profile']} {key(c):.2f}x ± {step(c):.2f}"
             detail.append(f"best {fmt_ratio(best)}, worst {fmt_ratio(worst)} (exact difference)")
+        near = [c["profile"] for c in ac if key(c) <= 1.0 < key(c) + step(c)]
+        if near:
+            detail.append(f"not resolved at or below 1.00x: {', '.join(near)}")
         if attr_missing:
             detail.append(f"missing: {', '.join(attr_missing)}")
         # one profile at 0.85x is enough whatever else is missing; none
         # above 1.00x needs every profile
         some = (YES if any(key(c) + step(c) <= 0.85 for c in ac)
-                else INCOMPLETE if attr_missing else NO)
-        none_above = (NO if any(key(c) - step(c) > 1.0 for c in ac)
-                      else INCOMPLETE if attr_missing else YES)
+                else INCOMPLETE if attr_missing
+                else UNRESOLVED if any(key(c) <= 0.85 for c in ac) else NO)
+        none_above = (NO if any(key(c) > 1.0 for c in ac)
+                      else INCOMPLETE if attr_missing
+                      else UNRESOLVED if any(key(c) + step(c) > 1.0 for c in ac) else YES)
         targets.append(target(
             "host-transport instructions per I/O <= 0.85x the in-tree nvme_rdma on "
             "one profile, none above 1.00x (attribution, within the resolution)",

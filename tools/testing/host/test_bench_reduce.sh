@@ -82,5 +82,7 @@ derived stopped \
 derived noisy \
 	"| at least one profile >= 1.15x | unresolved | best: xfs_ckpt wall time 1.21x (same (±26.7%)): 1.15x not beyond the noise |" \
 	"| 1024 MiB checkpoint file on XFS >= 1.15x | unresolved | 1.21x (same (±26.7%)): 1.15x not beyond the noise |"
+derived wide-step \
+	"| host-transport instructions per I/O <= 0.85x the in-tree nvme_rdma on one profile, none above 1.00x (attribution, within the resolution) | unresolved | best rr4k_qd1 0.83x ± 0.02, worst rr4k_qd32x2 0.95x ± 0.30 (exact difference); not resolved at or below 1.00x: rr4k_qd32x2 |"
 [ "$bad" = 0 ] || fail "$bad derived fixtures reduced wrong"
 exit 0
