@@ -41,9 +41,11 @@ echo "reduced: $(grep -c '^|' "$md") table rows"
 # in each), and the target it bears on must not be met. Every fixture is
 # tried, so that one run names all that fail.
 bad=0
+tried=" rr4k-qd1 "
 derived() { # name expected-results.md-line...
 	local name=$1 d=$t/$1 line
 	shift
+	tried+="$name "
 	mkdir "$d"
 	if ! tar -xJf "$TOP/tools/testing/host/fixtures/bench-raw-$name.tar.xz" -C "$d" ||
 		! python3 "$TOP/tools/bench/reduce.py" "$d/raw" "$d/out" >"$d/reduce.log" 2>&1; then
@@ -84,5 +86,10 @@ derived noisy \
 	"| 1024 MiB checkpoint file on XFS >= 1.15x | unresolved | 1.21x (same (±26.7%)): 1.15x not beyond the noise |"
 derived wide-step \
 	"| host-transport instructions per I/O <= 0.85x the in-tree nvme_rdma on one profile, none above 1.00x (attribution, within the resolution) | unresolved | best rr4k_qd1 0.83x ± 0.02, worst rr4k_qd32x2 0.95x ± 0.30 (exact difference); not resolved at or below 1.00x: rr4k_qd32x2 |"
-[ "$bad" = 0 ] || fail "$bad derived fixtures reduced wrong"
+# a fixture without expectations would test nothing
+for f in "$TOP"/tools/testing/host/fixtures/bench-raw-*.tar.xz; do
+	f=${f##*/bench-raw-}
+	[[ "$tried" == *" ${f%.tar.xz} "* ]] || { echo "${f%.tar.xz}: no expectations"; bad=$((bad + 1)); }
+done
+[ "$bad" = 0 ] || fail "$bad derived fixtures reduced wrong or untested"
 exit 0
