@@ -47,6 +47,8 @@ profiles=${NRP_BENCH_PROFILES:-rr4k_qd1 rr4k_qd32x2 rw4k_qd32 sw128k_qd16 sw1m_q
 transports=${NRP_BENCH_TRANSPORTS:-rdma rdma_p2p tcp}
 backends=${NRP_BENCH_BACKENDS:-null}
 ckpt_modes=${NRP_BENCH_CKPT_MODES-p2p bounce-intree}
+ckpt_runs=${NRP_BENCH_CKPT_RUNS:-1}
+attr_profiles=${NRP_BENCH_ATTR_PROFILES-rr4k_qd1}
 out=${NRP_BENCH_OUT:-/nrp-job/raw}
 tcp_port=4421
 ckpt_tool=tools/p2p-checkpoint/p2p-checkpoint
@@ -187,6 +189,13 @@ done
 	echo "runtime_s $runtime"
 	echo "ios ${ios:-time-based}"
 	echo "ckpt_mib $ckpt_mib"
+	# What the bench sets out to measure: the reducer tells a profile
+	# or checkpoint mode the guest never got to from one never asked for.
+	echo "profiles $profiles"
+	echo "backends $backends"
+	echo "attr_profiles $attr_profiles"
+	echo "ckpt_modes $ckpt_modes"
+	echo "ckpt_runs $ckpt_runs"
 	for tr in $transports; do
 		echo "ctrl_$tr ${CTRL[$tr]} ${NULLDEV[$tr]} ${RAMDEV[$tr]}"
 	done
@@ -383,7 +392,6 @@ done
 # Raw: attr.tsv (runs.tsv's format), attr/<profile>.<transport>.stat (the
 # per-CPU trace_stat/function* files) and attr/modsyms.txt (which
 # functions belong to which transport module).
-attr_profiles=${NRP_BENCH_ATTR_PROFILES-rr4k_qd1}
 attr_ios=${NRP_BENCH_ATTR_IOS:-2000}
 case $attr_ios in '' | *[!0-9]* | 0) nrp_fail "NRP_BENCH_ATTR_IOS must be a positive number, not '$attr_ios'" ;; esac
 tracing=/sys/kernel/tracing
@@ -477,7 +485,6 @@ ckpt_run() { # mode run
 	say "$(printf '%-12s %-4s %-14s run %d/%d: %s, verified' checkpoint ram "$mode" "$r" "$ckpt_runs" "$res")"
 }
 
-ckpt_runs=${NRP_BENCH_CKPT_RUNS:-1}
 if [ -n "$ckpt_modes" ]; then
 	for m in $ckpt_modes; do
 		case $m in

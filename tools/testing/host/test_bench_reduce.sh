@@ -34,4 +34,62 @@ expect "| bounce via host memory -> in-tree nvme_rdma |"
 python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); assert j["format"] == "nvme-rdma-p2p-bench/2"' \
 	"$t/out/results.json" || fail "results.json is not format nvme-rdma-p2p-bench/2"
 echo "reduced: $(grep -c '^|' "$md") table rows"
+
+# A reducer that always says "met" passes the checks above. Each fixture
+# below is the same real run with one thing gone wrong (what, and how it
+# was made from the real one: fixtures/derive-bench-raw.py, and DERIVED.txt
+# in each), and the target it bears on must not be met. Every fixture is
+# tried, so that one run names all that fail.
+bad=0
+tried=" rr4k-qd1 "
+derived() { # name expected-results.md-line...
+	local name=$1 d=$t/$1 line
+	shift
+	tried+="$name "
+	mkdir "$d"
+	if ! tar -xJf "$TOP/tools/testing/host/fixtures/bench-raw-$name.tar.xz" -C "$d" ||
+		! python3 "$TOP/tools/bench/reduce.py" "$d/raw" "$d/out" >"$d/reduce.log" 2>&1; then
+		cat "$d/reduce.log" 2>/dev/null
+		echo "$name: the reducer failed"
+		bad=$((bad + 1))
+		return
+	fi
+	for line; do
+		grep -qF -- "$line" "$d/out/results.md" && continue
+		echo "$name: results.md lacks: $line"
+		sed -n '/^### Targets/,$p' "$d/out/results.md"
+		bad=$((bad + 1))
+		return
+	done
+	echo "$name: not met, as it should be"
+}
+zero_copy="| P2P checkpoint: zero bytes copied by the CPU into host memory |"
+derived no-host-map \
+	"$zero_copy incomplete | run 1: CPU-copied 0 bytes, host_bytes_mapped not measured |"
+derived no-host-counter \
+	"$zero_copy incomplete | run 1: CPU-copied 0 bytes, host_bytes_mapped not measured |"
+derived one-copy \
+	"$zero_copy no | run 1: CPU-copied 0 bytes, host_bytes_mapped +0; run 2: CPU-copied 1,073,741,824 bytes, host_bytes_mapped +0; run 3: CPU-copied 0 bytes, host_bytes_mapped +1,073,741,824 |"
+derived unverified \
+	"$zero_copy incomplete | run 1: not verified |" \
+	"| P2P checkpoint CPU time <= 0.5x the bounce path (bounce-intree): the checkpoint process | incomplete | process CPU – s vs 0.40 s; p2p run 1 not verified |"
+derived no-ours \
+	"| every ratio >= 1.00 against the in-tree transport (latency <= 1.00) | incomplete | worst: rr4k_qd1 p99 latency 1.00x (same (±1.0%)); 4/4 >= 1.00; missing: rw4k_qd32 (in-tree 1/3 runs, ours 0/3 runs) |"
+derived no-ours-profiled \
+	"| host-transport instructions per I/O <= 0.85x the in-tree nvme_rdma on one profile, none above 1.00x (attribution, within the resolution) | incomplete | best rr4k_qd1 0.83x ± 0.02, worst rr4k_qd1 0.83x ± 0.02 (exact difference); missing: rr4k_qd32x2 (no profiled run of ours) |"
+derived stopped \
+	"| every ratio >= 1.00 against the in-tree transport (latency <= 1.00) | incomplete | worst: rr4k_qd1 p99 latency 1.00x (same (±1.0%)); 4/4 >= 1.00; missing: rw4k_qd32 (no runs) |" \
+	"| host-transport instructions per I/O <= 0.85x the in-tree nvme_rdma on one profile, none above 1.00x (attribution, within the resolution) | incomplete | missing: rr4k_qd1 (no profiled run of in-tree or ours) |" \
+	"$zero_copy incomplete | 0/1 runs |"
+derived noisy \
+	"| at least one profile >= 1.15x | unresolved | best: xfs_ckpt wall time 1.21x (same (±26.7%)): 1.15x not beyond the noise |" \
+	"| 1024 MiB checkpoint file on XFS >= 1.15x | unresolved | 1.21x (same (±26.7%)): 1.15x not beyond the noise |"
+derived wide-step \
+	"| host-transport instructions per I/O <= 0.85x the in-tree nvme_rdma on one profile, none above 1.00x (attribution, within the resolution) | unresolved | best rr4k_qd1 0.83x ± 0.02, worst rr4k_qd32x2 0.95x ± 0.30 (exact difference); not resolved at or below 1.00x: rr4k_qd32x2 |"
+# a fixture without expectations would test nothing
+for f in "$TOP"/tools/testing/host/fixtures/bench-raw-*.tar.xz; do
+	f=${f##*/bench-raw-}
+	[[ "$tried" == *" ${f%.tar.xz} "* ]] || { echo "${f%.tar.xz}: no expectations"; bad=$((bad + 1)); }
+done
+[ "$bad" = 0 ] || fail "$bad derived fixtures reduced wrong or untested"
 exit 0
