@@ -15,11 +15,11 @@
 
 #include <linux/blk-mq.h>
 #include <linux/completion.h>
+#include <linux/irq_poll.h>
 #include <linux/jump_label.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
-#include <linux/percpu.h>
 #include <linux/refcount.h>
 #include <linux/scatterlist.h>
 #include <linux/socket.h>
@@ -60,6 +60,16 @@
 
 /* Data SGEs that may ride along with the command capsule in one SEND. */
 #define NRP_MAX_INLINE_SGES		4
+
+/*
+ * Send completions send_iop reaps in one round; more come in its next
+ * round, which irq_poll runs after other softirq work, as ib_core does
+ * for its own softirq CQs.
+ */
+#define NRP_SEND_POLL_BUDGET		64
+
+/* How late fault_reap_delay makes a send-reaper round start. */
+#define NRP_FAULT_REAP_DELAY_MS		20
 
 /* Send queue slots one command may occupy: REG_MR, SEND, LOCAL_INV. */
 #define NRP_SQ_SLOTS_PER_CMD		3
@@ -115,6 +125,8 @@ struct nrp_request {
 	 * command id is the target's error, not a completion.
 	 */
 	bool			answered;
+	/* counted in queue->inflight (a queue granted less than tags_max) */
+	bool			counted;
 	__le16			status;
 	union nvme_result	result;
 	u8			dma_kind;	/* enum nrp_dma_kind */
@@ -127,76 +139,6 @@ struct nrp_request {
 	struct ib_cqe		inv_cqe;
 	struct sg_table		sgt;
 	struct scatterlist	first_sgl[];	/* NVME_INLINE_SG_CNT entries */
-};
-
-enum nrp_queue_flags {
-	NRP_Q_IB_READY,		/* CQ, QP, MR pool and receive ring exist */
-	NRP_Q_CONNECTED,	/* RDMA connection up and not yet drained */
-	NRP_Q_ALLOCATED,	/* nrp_alloc_queue() finished successfully */
-	NRP_Q_LIVE,		/* fabrics Connect done, open for commands */
-	NRP_Q_AER_POSTED,	/* our async event request awaits its answer */
-	NRP_Q_DRAINING,		/* in ib_drain_qp(): reap_work reaps sends */
-};
-
-struct nrp_queue {
-	struct nrp_ctrl		*ctrl;
-	/*
-	 * Fixed for the life of the controller (set with ctrl): the queue's
-	 * index in ctrl->queues and its own row of the counters. Kept here
-	 * because the command path needs both on every I/O and deriving
-	 * them (a pointer difference divided by the struct size, a load of
-	 * ctrl->stats) costs more than the counter update itself.
-	 */
-	int			qid;
-	struct nrp_stats __percpu *stats;
-	struct nrp_device	*dev;
-	struct rdma_cm_id	*cm_id;
-	struct ib_qp		*qp;
-	struct ib_cq		*cq;		/* receives (and sends if polled) */
-	/*
-	 * Send completions of an interrupt-driven queue, on a CQ of their
-	 * own that is armed only on demand: they are reaped when a response
-	 * arrives (see nrp_reap_sends()), or by reap_work for a request
-	 * whose response came first. send_waiters counts those requests.
-	 */
-	struct ib_cq		*send_cq;
-	int			send_cq_depth;
-	atomic_t		send_waiters;
-	struct work_struct	reap_work;
-	struct nrp_qe		*rsp_ring;
-	unsigned long		flags;		/* enum nrp_queue_flags */
-	int			depth;
-	int			cq_depth;
-	u32			mr_pages;	/* page list of each pool MR */
-	bool			polled;		/* CQ reaped only by blk-mq poll */
-	size_t			capsule_len;
-	int			cm_error;
-	struct completion	cm_done;
-	struct mutex		stop_lock;	/* one drain at a time */
-	/*
-	 * Send WRs of requests queued with bd->last == false, posted as one
-	 * chain by the last request of the batch or by ->commit_rqs(). The
-	 * lock is only taken in process context (queue_rq, commit_rqs,
-	 * queue teardown), never from a completion: no IRQ-safe variant.
-	 */
-	spinlock_t		sq_lock;
-	struct ib_send_wr	*sq_head;
-	struct ib_send_wr	*sq_tail;
-	/*
-	 * MRs whose rkey may still be valid (REG_MR posted, nothing to
-	 * invalidate it posted): never back to the pool, deregistered when
-	 * the QP goes. Under sq_lock.
-	 */
-	struct list_head	held_mrs;
-	/*
-	 * One MR per tag, taken out of the QP's MR pool when the queue is
-	 * built and put back when it goes: a command registers with the MR
-	 * of its tag, so the command path takes no pool lock. A slot is
-	 * NULL while its MR is held (above). Only the request owning the
-	 * tag touches its slot.
-	 */
-	struct ib_mr		**tag_mrs;
-	u32			nr_tag_mrs;
 };
 
 enum nrp_stat {
@@ -220,7 +162,97 @@ enum nrp_stat {
 	NRP_STAT_NOT_READY,
 	NRP_STAT_MRS_HELD,
 	NRP_STAT_SEND_WAITS,
+	NRP_STAT_DEPTH_WAITS,
 	NRP_STAT_COUNT
+};
+
+/*
+ * The counters of one queue, or of the controller as a whole. Atomic, not
+ * per CPU: a controller may have a queue per CPU on a host of hundreds of
+ * CPUs, and a row per queue per CPU grows with the square of the CPUs
+ * (see nrp_ctrl.queues). Each queue counts into its own row, which only
+ * the CPUs mapped to that queue touch, so the cache lines are rarely
+ * shared, and an atomic add is one instruction as this_cpu_add() was.
+ */
+struct nrp_stats {
+	atomic64_t		v[NRP_STAT_COUNT];
+};
+
+enum nrp_queue_flags {
+	NRP_Q_IB_READY,		/* CQ, QP, MR pool and receive ring exist */
+	NRP_Q_CONNECTED,	/* RDMA connection up and not yet drained */
+	NRP_Q_ALLOCATED,	/* nrp_alloc_queue() finished successfully */
+	NRP_Q_LIVE,		/* fabrics Connect done, open for commands */
+	NRP_Q_AER_POSTED,	/* our async event request awaits its answer */
+	NRP_Q_DRAINING,		/* in ib_drain_qp(): send_iop reaps sends */
+};
+
+struct nrp_queue {
+	struct nrp_ctrl		*ctrl;
+	/*
+	 * Fixed for the life of the controller (set with ctrl): the queue's
+	 * index in ctrl->queues. Kept because the command path needs it on
+	 * every I/O, and a pointer difference divided by the struct size
+	 * costs more than the load.
+	 */
+	int			qid;
+	struct nrp_device	*dev;
+	struct rdma_cm_id	*cm_id;
+	struct ib_qp		*qp;
+	struct ib_cq		*cq;		/* receives (and sends if polled) */
+	/*
+	 * Send completions of an interrupt-driven queue, on a CQ of their
+	 * own that is armed only on demand: they are reaped when a response
+	 * arrives (see nrp_reap_sends()), or in softirq by send_iop when
+	 * the CQ's event comes, for a request whose response came first.
+	 * send_waiters counts those requests.
+	 */
+	struct ib_cq		*send_cq;
+	int			send_cq_depth;
+	atomic_t		send_waiters;
+	struct irq_poll		send_iop;
+	struct nrp_qe		*rsp_ring;
+	unsigned long		flags;		/* enum nrp_queue_flags */
+	int			depth;
+	int			cq_depth;
+	u32			mr_pages;	/* page list of each pool MR */
+	bool			polled;		/* CQ reaped only by blk-mq poll */
+	size_t			capsule_len;
+	int			cm_error;
+	struct completion	cm_done;
+	struct mutex		stop_lock;	/* one drain at a time */
+	/*
+	 * Send WRs of requests queued with bd->last == false, posted as one
+	 * chain by the last request of the batch or by ->commit_rqs(). The
+	 * lock is only taken in process context (queue_rq, commit_rqs,
+	 * queue teardown), never from a completion: no IRQ-safe variant.
+	 */
+	spinlock_t		sq_lock;
+	struct ib_send_wr	*sq_head;
+	struct ib_send_wr	*sq_tail;
+	/*
+	 * One MR per tag, allocated when the queue is built and deregistered
+	 * when it goes: a command registers with the MR of its tag, so the
+	 * command path takes no pool lock. A slot is NULL once its MR was
+	 * deregistered early, after a drain, because its rkey may have been
+	 * live (nrp_dereg_inflight_mrs()). Only the request owning the tag
+	 * touches its slot.
+	 */
+	struct ib_mr		**tag_mrs;
+	u32			nr_tag_mrs;
+	/*
+	 * Commands the tag set may hand this queue (tags_max) and what the
+	 * controller granted (depth): fewer when a reconnect granted a
+	 * smaller sqsize than the tag set was built for. Then, and only
+	 * then, inflight counts the commands on the queue and holds back
+	 * those beyond depth, which neither the send queue nor the target
+	 * would take.
+	 */
+	u32			tags_max;
+	atomic_t		inflight;
+
+	/* survive reconnects, like the queue itself (see nrp_ctrl.queues) */
+	struct nrp_stats	stats ____cacheline_aligned_in_smp;
 };
 
 /*
@@ -234,11 +266,9 @@ enum nrp_fault {
 	NRP_FAULT_POST,
 	/* the next responses claim the target invalidated a foreign rkey */
 	NRP_FAULT_BOGUS_INV,
+	/* the next send-reaper rounds start late, racing queue teardown */
+	NRP_FAULT_REAP_DELAY,
 	NRP_FAULT_COUNT
-};
-
-struct nrp_stats {
-	u64			v[NRP_STAT_COUNT];
 };
 
 struct nrp_ctrl {
@@ -261,6 +291,8 @@ struct nrp_ctrl {
 	u32			io_mr_pages;
 	/* debugfs: cap the transfer size as if MDTS said so, 0 off */
 	u32			fault_mdts_kb;
+	/* debugfs: cap the queue size as if the target granted no more, 0 off */
+	u32			fault_queue_size;
 	u32			io_queues[HCTX_MAX_TYPES];
 	bool			use_inline;
 	bool			p2p_capable;
@@ -279,17 +311,19 @@ struct nrp_ctrl {
 	struct delayed_work	reconnect_work;
 	struct delayed_work	failfast_work;	/* see nrp_failfast_work() */
 	struct list_head	node;		/* on the module's ctrl list */
+	struct list_head	mpath_node;	/* see rdma_p2p_mpath.c */
 
 	struct sockaddr_storage	dst_addr;
 	struct sockaddr_storage	src_addr;
 
+	/* events of the controller as a whole; each queue has its own */
+	struct nrp_stats	stats;
 	/*
-	 * Counters per CPU, one row per queue the controller may have, then
-	 * one row for events of the controller as a whole (see
-	 * nrp_stats_alloc()). A queue only ever adds to its own row.
+	 * Entries of queues, fixed at creation: the most queues the
+	 * controller may ever get (nrp_create_ctrl()), while queue_count
+	 * is what the current association has.
 	 */
-	struct nrp_stats __percpu *stats;
-	u32			nr_stat_queues;
+	u32			nr_queues_max;
 	struct dentry		*debugfs_dir;
 	atomic_t		faults[NRP_FAULT_COUNT];
 
@@ -317,16 +351,14 @@ static inline size_t nrp_inline_capacity(struct nrp_queue *queue)
 /* An event of the controller as a whole (recovery, reconnect). */
 static inline void nrp_stat_inc(struct nrp_ctrl *ctrl, enum nrp_stat s)
 {
-	struct nrp_stats __percpu *row = ctrl->stats + ctrl->nr_stat_queues;
-
-	this_cpu_inc(row->v[s]);
+	atomic64_inc(&ctrl->stats.v[s]);
 }
 
-/* An event of one queue: its own row, this CPU's copy, no atomics. */
+/* An event of one queue, in its own row. */
 static inline void nrp_qstat_add(struct nrp_queue *queue, enum nrp_stat s,
 				 u64 n)
 {
-	this_cpu_add(queue->stats->v[s], n);
+	atomic64_add(n, &queue->stats.v[s]);
 }
 
 static inline void nrp_qstat_inc(struct nrp_queue *queue, enum nrp_stat s)
@@ -362,6 +394,17 @@ void nrp_error_recovery(struct nrp_ctrl *ctrl);
 void nrp_delete_ctrls_on(struct ib_device *ibdev, const char *why);
 void nrp_delete_all_ctrls(void);
 void nrp_set_transport_name(const char *name);
+bool nrp_is_our_ctrl(struct nvme_ctrl *nctrl);
+
+/* rdma_p2p_mpath.c */
+int nrp_mpath_init(struct dentry *debugfs_root);
+void nrp_mpath_exit(void);
+void nrp_mpath_ctrl_add(struct nrp_ctrl *ctrl);
+void nrp_mpath_ctrl_decided(struct nrp_ctrl *ctrl);
+void nrp_mpath_ctrl_del(struct nrp_ctrl *ctrl);
+void nrp_mpath_refresh(void);
+void nrp_p2p_failover_blocked(struct request *rq);
+bool nrp_rq_has_p2p(struct request *rq);
 
 /* rdma_p2p_queue.c */
 int nrp_alloc_qe(struct ib_device *ibdev, struct nrp_qe *qe, size_t len,
@@ -383,10 +426,12 @@ void nrp_expire_inflight(struct nrp_queue *queue);
 extern const struct blk_mq_ops nrp_admin_mq_ops;
 extern const struct blk_mq_ops nrp_io_mq_ops;
 int nrp_post_recv(struct nrp_queue *queue, struct nrp_qe *qe);
-void nrp_reap_work(struct work_struct *work);
+int nrp_send_poll(struct irq_poll *iop, int budget);
 void nrp_send_cq_event(struct ib_cq *cq, void *queue);
+void nrp_arm_send_reaper(struct nrp_queue *queue);
 void nrp_submit_async_event(struct nvme_ctrl *nctrl);
 void nrp_discard_unposted(struct nrp_queue *queue);
+void nrp_dereg_inflight_mrs(struct nrp_queue *queue);
 
 /* rdma_p2p_map.c */
 void nrp_set_null_sgl(struct nvme_command *cmd);
@@ -409,11 +454,9 @@ static inline void nrp_unmap_data(struct nrp_queue *queue, struct request *rq)
 }
 
 /* rdma_p2p_stats.c */
-int nrp_stats_alloc(struct nrp_ctrl *ctrl);
-void nrp_stats_free(struct nrp_ctrl *ctrl);
 void nrp_stats_register(struct nrp_ctrl *ctrl);
 void nrp_stats_unregister(struct nrp_ctrl *ctrl);
-void nrp_stats_init(void);
+struct dentry *nrp_stats_init(void);
 void nrp_stats_exit(void);
 void nrp_fault_free_delay(void);
 

@@ -166,4 +166,75 @@ static inline void nrp_map_queues_rdma(struct blk_mq_queue_map *map,
 }
 #endif
 
+/*
+ * The parameters of a class interface's add_dev and remove_dev, which were
+ * also passed the interface.
+ */
+#ifdef NRP_HAVE_CLASS_INTF_ARG
+#define NRP_CLASS_INTF_PARAMS	struct device *dev, struct class_interface *intf
+#else
+#define NRP_CLASS_INTF_PARAMS	struct device *dev
+#endif
+
+/*
+ * Call @v->fn for each namespace of a controller, under the lock the core
+ * takes for its list: its rwsem, or (6.7 on) its SRCU.
+ */
+struct nrp_ns_visit {
+	void	(*fn)(struct nvme_ns *ns, void *data);
+	void	*data;
+};
+
+#ifdef NRP_HAVE_CTRL_NAMESPACES_RWSEM
+static inline void nrp_visit_ns(struct nvme_ctrl *ctrl,
+				const struct nrp_ns_visit *v)
+{
+	struct nvme_ns *ns;
+
+	down_read(&ctrl->namespaces_rwsem);
+	list_for_each_entry(ns, &ctrl->namespaces, list)
+		v->fn(ns, v->data);
+	up_read(&ctrl->namespaces_rwsem);
+}
+#else
+static inline void nrp_visit_ns(struct nvme_ctrl *ctrl,
+				const struct nrp_ns_visit *v)
+{
+	struct nvme_ns *ns;
+	int idx;
+
+	idx = srcu_read_lock(&ctrl->srcu);
+	list_for_each_entry_srcu(ns, &ctrl->namespaces, list,
+				 srcu_read_lock_held(&ctrl->srcu))
+		v->fn(ns, v->data);
+	srcu_read_unlock(&ctrl->srcu, idx);
+}
+#endif
+
+/*
+ * Whether a queue takes P2PDMA pages: a feature of its limits, changed
+ * through a limits update (6.11 on), or a queue flag.
+ */
+#ifdef NRP_HAVE_BLK_FEAT_PCI_P2PDMA
+static inline void nrp_queue_set_p2pdma(struct request_queue *q, bool on)
+{
+	struct queue_limits lim = queue_limits_start_update(q);
+
+	if (on)
+		lim.features |= BLK_FEAT_PCI_P2PDMA;
+	else
+		lim.features &= ~BLK_FEAT_PCI_P2PDMA;
+	/* nothing else changes: a feature bit is never refused */
+	WARN_ON_ONCE(queue_limits_commit_update(q, &lim));
+}
+#else
+static inline void nrp_queue_set_p2pdma(struct request_queue *q, bool on)
+{
+	if (on)
+		blk_queue_flag_set(QUEUE_FLAG_PCI_P2PDMA, q);
+	else
+		blk_queue_flag_clear(QUEUE_FLAG_PCI_P2PDMA, q);
+}
+#endif
+
 #endif /* NRP_COMPAT_H */

@@ -104,6 +104,15 @@ probe NVME_DISABLE_CTRL_SHUTDOWN \
 probe NVMF_SHOULD_RECONNECT_STATUS \
 	'nvmf_should_reconnect ?\( ?struct nvme_ctrl \*ctrl, ?int' "$fabrics_h"
 probe_export NVME_ADD_CTRL nvme_add_ctrl 'int nvme_add_ctrl ?\(' "$nvme_h"
+# How a controller's namespace list is protected: an rwsem (6.1), SRCU
+# (6.7 on).
+probe CTRL_NAMESPACES_RWSEM 'struct rw_semaphore namespaces_rwsem;' "$nvme_h"
+# A queue's P2PDMA capability as a feature of its limits (6.11) rather
+# than a queue flag.
+probe BLK_FEAT_PCI_P2PDMA 'define BLK_FEAT_PCI_P2PDMA' $(hdr linux/blkdev.h)
+# A class interface's callbacks are also passed the interface (until 6.4).
+probe CLASS_INTF_ARG 'add_dev\) ?\( ?struct device \*, ?struct class_interface' \
+	$(hdr linux/device/class.h)
 # blk-mq's RDMA queue mapping helper (gone in 6.5).
 probe_file BLK_MQ_RDMA_H $(hdr linux/blk-mq-rdma.h)
 # The unaligned accessors moved from asm/ to linux/ (6.12).

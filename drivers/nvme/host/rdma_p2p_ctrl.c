@@ -7,9 +7,11 @@
  * RESETTING and queues err_work, which tears all queues down and goes
  * CONNECTING; reconnect_work then retries every reconnect_delay seconds
  * until it succeeds or ctrl_loss_tmo runs out (nvmf_should_reconnect()),
- * when the controller is deleted. Meanwhile queued I/O waits in quiesced
- * I/O queues; they open again on success, when fast_io_fail_tmo expires
- * (the core's timer, with nrp_failfast_work()) or on delete.
+ * when the controller is deleted. Meanwhile the I/O queues stay open:
+ * requests of multipath namespaces and FAILFAST ones fail over at once,
+ * the rest wait on blk-mq's dispatch lists (nrp_queue_rq()) until the
+ * queues are run again: on success, when fast_io_fail_tmo expires (the
+ * core's timer, with nrp_failfast_work()) or on delete.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -267,6 +269,14 @@ static int nrp_configure_io_queues(struct nrp_ctrl *ctrl, bool new)
 		goto out_cancel_tagset;
 
 	if (!new) {
+		/*
+		 * Requests waiting on the dispatch lists since the connection
+		 * went (nrp_queue_rq()) go out on the new queues now; the
+		 * freeze waits for them. Quiesced first, so that unquiescing
+		 * runs every queue whether the last attempt left them open or
+		 * not.
+		 */
+		nrp_quiesce_io_queues(&ctrl->ctrl);
 		nvme_start_freeze(&ctrl->ctrl);
 		nrp_unquiesce_io_queues(&ctrl->ctrl);
 		if (!nvme_wait_freeze_timeout(&ctrl->ctrl, NVME_IO_TIMEOUT)) {
@@ -423,6 +433,8 @@ static int nrp_setup_ctrl(struct nrp_ctrl *ctrl, bool new)
 	ret = nrp_configure_admin_queue(ctrl, new);
 	if (ret)
 		goto out_reopen_queues;
+	/* P2P on multipath heads, before any path of ours takes I/O */
+	nrp_mpath_ctrl_decided(ctrl);
 
 	if (nctrl->icdoff) {
 		dev_err(nctrl->device,
@@ -459,6 +471,14 @@ static int nrp_setup_ctrl(struct nrp_ctrl *ctrl, bool new)
 		nctrl->sqsize = nctrl->maxcmd - 1;
 	}
 
+	/* debugfs: as if the target's MQES allowed no more */
+	if (READ_ONCE(ctrl->fault_queue_size) > 1 &&
+	    nctrl->sqsize + 1 > READ_ONCE(ctrl->fault_queue_size)) {
+		dev_info(nctrl->device, "fault: queue size %u instead of %u\n",
+			 READ_ONCE(ctrl->fault_queue_size), nctrl->sqsize + 1);
+		nctrl->sqsize = READ_ONCE(ctrl->fault_queue_size) - 1;
+	}
+
 	/* SGLS bit 20: SGL offset descriptors, i.e. in-capsule data */
 	ctrl->use_inline = nctrl->sgls & (1 << 20);
 
@@ -473,6 +493,8 @@ static int nrp_setup_ctrl(struct nrp_ctrl *ctrl, bool new)
 		goto out_teardown_io;
 
 	nvme_start_ctrl(nctrl);
+	/* heads our scan makes may take P2P */
+	nrp_mpath_refresh();
 	return 0;
 
 out_teardown_io:
@@ -492,26 +514,32 @@ out_teardown_admin:
 out_reopen_queues:
 	if (!new) {
 		/*
-		 * Queued I/O keeps waiting in the quiesced I/O queues for the
-		 * next attempt (see nrp_failfast_work()), unless
-		 * fast_io_fail_tmo has expired: then it fails right away.
-		 * Admin commands only ever fail while we are not live, and
-		 * need no waiting room.
+		 * Open between attempts, as after err_work: multipath and
+		 * FAILFAST requests must fail over rather than wait for the
+		 * next attempt; the rest wait without being redispatched
+		 * (nrp_queue_rq()).
 		 */
-		if (test_bit(NVME_CTRL_FAILFAST_EXPIRED, &nctrl->flags))
-			nrp_unquiesce_io_queues(nctrl);
+		nrp_unquiesce_io_queues(nctrl);
 		nrp_unquiesce_admin_queue(nctrl);
 	}
 	return ret;
 }
 
+/* Have every I/O queue dispatched again, whether open or quiesced. */
+static void nrp_kick_io_queues(struct nrp_ctrl *ctrl)
+{
+	nrp_quiesce_io_queues(&ctrl->ctrl);
+	nrp_unquiesce_io_queues(&ctrl->ctrl);
+}
+
 /*
  * fast_io_fail_tmo after the controller left LIVE, the core marks it
- * FAILFAST_EXPIRED and kicks the requeue lists: from then on queued I/O
- * fails instead of waiting. It cannot reach quiesced queues, so this
- * opens them then (queue_rq turns every request away with an error).
- * The core's timer and ours start together: if ours comes first it looks
- * again shortly.
+ * FAILFAST_EXPIRED and kicks the multipath heads: from then on queued I/O
+ * fails instead of waiting. I/O of our queues that waits for the
+ * reconnect on the dispatch lists (nrp_queue_rq()) is not dispatched
+ * again by that: this runs the queues, where it now fails. The core's
+ * timer and ours start together: if ours comes first it looks again
+ * shortly.
  */
 static void nrp_failfast_work(struct work_struct *work)
 {
@@ -526,7 +554,7 @@ static void nrp_failfast_work(struct work_struct *work)
 	}
 	dev_info(ctrl->ctrl.device,
 		 "fast_io_fail_tmo expired, failing queued I/O\n");
-	nrp_unquiesce_io_queues(&ctrl->ctrl);
+	nrp_kick_io_queues(ctrl);
 }
 
 /* Called on entering CONNECTING, as the core starts its own timer. */
@@ -570,14 +598,15 @@ static void nrp_err_work(struct work_struct *work)
 	nvme_stop_keep_alive(&ctrl->ctrl);
 	flush_work(&ctrl->ctrl.async_event_work);
 	/*
-	 * The I/O queues stay quiesced until a reconnect succeeds, fast I/O
-	 * fail expires or the controller is deleted: open, they would
-	 * redispatch every queued request each few milliseconds for as long
-	 * as we reconnect. In-flight requests of multipath namespaces were
-	 * just cancelled and failed over; new ones find no path here.
+	 * Open the I/O queues again, as in-tree does: a request of a
+	 * multipath namespace (or a FAILFAST one) queued here, waiting for
+	 * a tag or on a dispatch list, must fail over to another path now,
+	 * not when we reconnect or ctrl_loss_tmo runs out. The others wait
+	 * on the dispatch lists without being redispatched (nrp_queue_rq()).
 	 */
 	nrp_teardown_io_queues(ctrl, false);
 	nrp_teardown_admin_queue(ctrl, false);
+	nrp_unquiesce_io_queues(&ctrl->ctrl);
 	nrp_unquiesce_admin_queue(&ctrl->ctrl);
 	nvme_auth_stop(&ctrl->ctrl);
 
@@ -647,14 +676,16 @@ static void nrp_stop_ctrl(struct nvme_ctrl *nctrl)
 	cancel_delayed_work_sync(&ctrl->failfast_work);
 
 	/*
-	 * A delete: I/O waiting in the queues quiesced by a failed attempt
-	 * must now fail (it finds the queues not live), or removing the
-	 * namespaces would wait for it forever. No attempt runs any more.
+	 * A delete: I/O waiting on the dispatch lists for a reconnect
+	 * (nrp_queue_rq()) must now fail (it finds the queues not live), or
+	 * removing the namespaces would wait for it forever. No attempt
+	 * runs any more. Quiesced first, so that unquiescing runs every
+	 * queue whether it was open or not.
 	 */
 	switch (nvme_ctrl_state(nctrl)) {
 	case NVME_CTRL_DELETING:
 	case NVME_CTRL_DELETING_NOIO:
-		nrp_unquiesce_io_queues(nctrl);
+		nrp_kick_io_queues(ctrl);
 		break;
 	default:
 		break;
@@ -676,6 +707,7 @@ static void nrp_free_ctrl(struct nvme_ctrl *nctrl)
 	bool listed = !list_empty(&ctrl->node);
 
 	nrp_stats_unregister(ctrl);
+	nrp_mpath_ctrl_del(ctrl);
 	/*
 	 * An unlisted controller failed creation: the fabrics core still
 	 * owns and frees its options, and module exit never waited for it.
@@ -687,8 +719,7 @@ static void nrp_free_ctrl(struct nvme_ctrl *nctrl)
 		nvmf_free_options(nctrl->opts);
 	}
 	nrp_fault_free_delay();
-	nrp_stats_free(ctrl);
-	kfree(ctrl->queues);
+	kvfree(ctrl->queues);
 	kfree(ctrl);
 	if (!listed)
 		return;
@@ -730,6 +761,11 @@ static struct nvme_ctrl_ops nrp_ctrl_ops __ro_after_init = {
 	.get_address		= nvmf_get_address,
 	.supports_pci_p2pdma	= nrp_supports_pci_p2pdma,
 };
+
+bool nrp_is_our_ctrl(struct nvme_ctrl *nctrl)
+{
+	return nctrl->ops == &nrp_ctrl_ops;
+}
 
 void __init nrp_set_transport_name(const char *name)
 {
@@ -806,6 +842,7 @@ struct nvme_ctrl *nrp_create_ctrl(struct device *dev,
 	if (!ctrl)
 		return ERR_PTR(-ENOMEM);
 	INIT_LIST_HEAD(&ctrl->node);
+	INIT_LIST_HEAD(&ctrl->mpath_node);
 	ctrl->ctrl.opts = opts;
 
 	ret = nrp_parse_addresses(ctrl, opts);
@@ -826,34 +863,31 @@ struct nvme_ctrl *nrp_create_ctrl(struct device *dev,
 
 	/*
 	 * Sized for the most queues the controller may ever get: the queue
-	 * set-up caps each kind at the CPUs online, never more than
-	 * nr_cpu_ids. The fabrics options leave nr_write_queues and
-	 * nr_poll_queues uncapped, and a huge value (the fuzz test's) sized
-	 * the per-CPU counters past what the per-CPU allocator serves.
+	 * set-up caps each kind at the CPUs online, and CPUs may come online
+	 * between two associations, so up to nr_cpu_ids of each. The fabrics
+	 * options leave nr_write_queues and nr_poll_queues uncapped. On a
+	 * host of 224 possible CPUs that is up to 673 entries, which is why
+	 * an entry (counters included) is small and nothing in it is per CPU.
 	 */
-	ctrl->ctrl.queue_count = 1 + min(opts->nr_io_queues, nr_cpu_ids) +
-				 min(opts->nr_write_queues, nr_cpu_ids) +
-				 min(opts->nr_poll_queues, nr_cpu_ids);
+	ctrl->nr_queues_max = 1 + min(opts->nr_io_queues, nr_cpu_ids) +
+			      min(opts->nr_write_queues, nr_cpu_ids) +
+			      min(opts->nr_poll_queues, nr_cpu_ids);
+	ctrl->ctrl.queue_count = ctrl->nr_queues_max;
 	ctrl->ctrl.sqsize = opts->queue_size - 1;
 	ctrl->ctrl.kato = opts->kato;
 	ctrl->remote_inv = true;
 	ctrl->mr_pages_cap = READ_ONCE(nrp_max_mr_pages);
 
-	ret = nrp_stats_alloc(ctrl);
-	if (ret)
-		goto out_free_ctrl;
-
 	/* sized for the most the controller can grant; it may grant less */
-	ctrl->queues = kcalloc(ctrl->ctrl.queue_count, sizeof(*ctrl->queues),
-			       GFP_KERNEL);
+	ctrl->queues = kvcalloc(ctrl->nr_queues_max, sizeof(*ctrl->queues),
+				GFP_KERNEL);
 	if (!ctrl->queues) {
 		ret = -ENOMEM;
-		goto out_free_stats;
+		goto out_free_ctrl;
 	}
-	for (i = 0; i < ctrl->ctrl.queue_count; i++) {
+	for (i = 0; i < ctrl->nr_queues_max; i++) {
 		ctrl->queues[i].ctrl = ctrl;
 		ctrl->queues[i].qid = i;
-		ctrl->queues[i].stats = ctrl->stats + i;
 	}
 
 	ret = nvme_init_ctrl(&ctrl->ctrl, dev, &nrp_ctrl_ops, 0);
@@ -864,6 +898,8 @@ struct nvme_ctrl *nrp_create_ctrl(struct device *dev,
 	ret = nrp_add_ctrl(&ctrl->ctrl);
 	if (ret)
 		goto out_put_ctrl;
+	/* with its device in the nvme class; free_ctrl removes it */
+	nrp_mpath_ctrl_add(ctrl);
 
 	if (!nvme_change_ctrl_state(&ctrl->ctrl, NVME_CTRL_CONNECTING))
 		WARN_ON_ONCE(1);
@@ -896,9 +932,7 @@ out_put_ctrl:
 		ret = -EIO;
 	return ERR_PTR(ret);
 out_free_queues:
-	kfree(ctrl->queues);
-out_free_stats:
-	nrp_stats_free(ctrl);
+	kvfree(ctrl->queues);
 out_free_ctrl:
 	kfree(ctrl);
 	return ERR_PTR(ret);

@@ -11,6 +11,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/delay.h>
 #include <linux/slab.h>
 
 #include "nrp.h"
@@ -63,11 +64,43 @@ static void nrp_unmap_rq(struct nrp_queue *queue, struct request *rq)
 			    sizeof(struct nvme_command), DMA_TO_DEVICE);
 }
 
+/* The request leaves the queue's count of commands (see nrp_queue.tags_max). */
+static void nrp_uncount(struct nrp_queue *queue, struct nrp_request *req)
+{
+	if (unlikely(req->counted)) {
+		req->counted = false;
+		atomic_dec(&queue->inflight);
+	}
+}
+
 static void nrp_complete_rq(struct request *rq)
 {
 	struct nrp_request *req = blk_mq_rq_to_pdu(rq);
 
+	/* see nrp_p2p_failover_blocked(): a P2P request failing over */
+	if (unlikely(req->dma_kind == NRP_DMA_P2P) && nvme_req(rq)->status)
+		nrp_p2p_failover_blocked(rq);
 	nrp_unmap_rq(req->queue, rq);
+	nrp_uncount(req->queue, req);
+	nvme_complete_rq(rq);
+}
+
+/*
+ * A request our queue gives up before posting it: a host path error, which
+ * the core retries or, for a multipath namespace, sends down another path.
+ * Unless it carries P2P pages and its head no longer takes them (see
+ * nrp_p2p_failover_blocked()): then it fails as P2P refused. Its data, if
+ * it was mapped, is unmapped already.
+ */
+static void nrp_path_error(struct request *rq, bool p2p)
+{
+	if (likely(!p2p)) {
+		nvme_host_path_error(rq);
+		return;
+	}
+	nvme_req(rq)->status = NVME_SC_HOST_PATH_ERROR;
+	nrp_p2p_failover_blocked(rq);
+	blk_mq_set_request_complete(rq);
 	nvme_complete_rq(rq);
 }
 
@@ -97,7 +130,7 @@ static __always_inline bool nrp_put_req(struct nrp_request *req)
 /*
  * A send completion (SEND or LOCAL_INV) dropped its reference. If that
  * completed the request, its response had come first and counted it as a
- * waiter of reap_work (nrp_handle_rsp()): it waits no more.
+ * waiter of send_iop (nrp_handle_rsp()): it waits no more.
  */
 static __always_inline void nrp_put_req_send(struct nrp_queue *queue,
 					     struct nrp_request *req)
@@ -208,7 +241,7 @@ static bool nrp_arm_send_cq(struct nrp_queue *queue)
 /*
  * The response came and the request still waits for a send completion
  * (its SEND, when the ACK lost the race, or the LOCAL_INV just posted):
- * arm the send CQ, whose event has reap_work reap it.
+ * arm the send CQ, whose event has send_iop reap it.
  */
 static void nrp_wait_send(struct nrp_queue *queue)
 {
@@ -218,39 +251,63 @@ static void nrp_wait_send(struct nrp_queue *queue)
 	nrp_qstat_inc(queue, NRP_STAT_SEND_WAITS);
 	atomic_inc(&queue->send_waiters);
 	if (nrp_arm_send_cq(queue))
-		queue_work(nvme_wq, &queue->reap_work);
+		irq_poll_sched(&queue->send_iop);
 }
 
-/* The send CQ's event handler: it fires only when armed, nrp_arm_send_cq(). */
+/*
+ * The send CQ's event handler (hard IRQ or the provider's own softirq): it
+ * fires only when armed, nrp_arm_send_cq(). The reaping is done by
+ * send_iop in softirq, where ib_core's own CQs complete theirs: not on a
+ * workqueue, whose worker the reconnect's drain might wait behind.
+ */
 void nrp_send_cq_event(struct ib_cq *cq, void *context)
 {
 	struct nrp_queue *queue = context;
 
-	queue_work(nvme_wq, &queue->reap_work);
+	irq_poll_sched(&queue->send_iop);
 }
 
-void nrp_reap_work(struct work_struct *work)
+/* ib_drain_qp() waits for its marker on the send CQ: have it reaped. */
+void nrp_arm_send_reaper(struct nrp_queue *queue)
 {
-	struct nrp_queue *queue = container_of(work, struct nrp_queue,
-					       reap_work);
+	if (nrp_arm_send_cq(queue))
+		irq_poll_sched(&queue->send_iop);
+}
 
-	nrp_reap_sends(queue);
+int nrp_send_poll(struct irq_poll *iop, int budget)
+{
+	struct nrp_queue *queue = container_of(iop, struct nrp_queue,
+					       send_iop);
+	int done;
+
 	/*
-	 * Nobody waits any more: leave the CQ unarmed. A drained QP has had
-	 * every completion reaped, and a request that saw a failed send is
-	 * the tag set's to cancel.
+	 * Fault injection: a round that starts late, so that a teardown
+	 * begun meanwhile finds it running (nrp_stop_send_reaper() waits).
+	 */
+	if (unlikely(!nrp_faults_off()) &&
+	    nrp_fault(queue->ctrl, NRP_FAULT_REAP_DELAY))
+		mdelay(NRP_FAULT_REAP_DELAY_MS);
+	done = ib_process_cq_direct(queue->send_cq, budget);
+	/* a full budget: irq_poll calls again in its next round */
+	if (done >= budget)
+		return done;
+	irq_poll_complete(iop);
+	/*
+	 * Nobody waits any more: leave the CQ unarmed. A request that saw
+	 * a failed send is the tag set's to cancel once the QP is drained.
 	 */
 	if ((atomic_read(&queue->send_waiters) <= 0 ||
 	     !test_bit(NRP_Q_CONNECTED, &queue->flags)) &&
 	    !test_bit(NRP_Q_DRAINING, &queue->flags))
-		return;
+		return done;
 	/*
 	 * Someone waits (or ib_drain_qp() waits for its marker): ask for an
 	 * event on the next send completion, and poll again at once if one
 	 * slipped in before the CQ was armed.
 	 */
 	if (nrp_arm_send_cq(queue))
-		queue_work(nvme_wq, &queue->reap_work);
+		irq_poll_sched(iop);
+	return done;
 }
 
 static void nrp_handle_rsp(struct nrp_queue *queue,
@@ -360,6 +417,13 @@ static void nrp_handle_aen(struct nrp_queue *queue,
 		nrp_protocol_error(queue);
 		return;
 	}
+	/*
+	 * The AER's SEND completion, most likely on the send CQ by now: no
+	 * admin command may come between two events (keep-alives are
+	 * skipped while I/O flows, with TBKAS), and nothing else would reap
+	 * it before the CQ is full.
+	 */
+	nrp_reap_sends(queue);
 	nvme_complete_async_event(&queue->ctrl->ctrl, cqe->status,
 				  &cqe->result);
 }
@@ -451,20 +515,17 @@ void nrp_submit_async_event(struct nvme_ctrl *nctrl)
 
 /*
  * The REG_MR of @req was posted, its SEND was not: the rkey is valid over
- * pages about to be unmapped, and only a LOCAL_INV or deregistration ends
- * it. Back in the pool, the MR would be handed to the next command with
- * that rkey alive (and a provider may refuse to register it again). The
- * failed post started a recovery, which destroys the QP: the MR waits on
- * the queue for nrp_destroy_queue_ib() to deregister it.
+ * its pages, and only a LOCAL_INV or deregistration ends it. The request
+ * must not complete (its pages unmapped) while that rkey lives: it stays
+ * in flight, answered (no response is coming for it, and a response with
+ * its command id would be the target's error), until the failed post's
+ * recovery (or, while connecting, its timeout) drains the QP, which
+ * deregisters its MR (nrp_dereg_inflight_mrs()) before the request is
+ * cancelled.
  */
-static void nrp_hold_mr(struct nrp_queue *queue, struct nrp_request *req)
+static void nrp_park_req(struct nrp_queue *queue, struct nrp_request *req)
 {
-	spin_lock(&queue->sq_lock);
-	list_add_tail(&req->mr->qp_entry, &queue->held_mrs);
-	spin_unlock(&queue->sq_lock);
-	/* the tag has no MR until the queue is rebuilt */
-	queue->tag_mrs[blk_mq_rq_from_pdu(req)->tag] = NULL;
-	req->mr = NULL;
+	req->answered = true;
 	nrp_qstat_inc(queue, NRP_STAT_MRS_HELD);
 }
 
@@ -480,6 +541,7 @@ static void nrp_fail_unposted(struct nrp_queue *queue,
 	/* a refused SEND first in line had its REG_MR taken, if it has one */
 	bool reg_posted = wr && wr->opcode == IB_WR_SEND;
 	const struct ib_send_wr *next;
+	bool p2p;
 
 	for (; wr; wr = next) {
 		struct nrp_request *req;
@@ -490,12 +552,61 @@ static void nrp_fail_unposted(struct nrp_queue *queue,
 			continue;
 		req = container_of(wr, struct nrp_request, send_wr);
 		rq = blk_mq_rq_from_pdu(req);
-		if (reg_posted && req->mr)
-			nrp_hold_mr(queue, req);
+		if (reg_posted && req->mr) {
+			reg_posted = false;
+			nrp_park_req(queue, req);
+			continue;
+		}
 		reg_posted = false;
+		/* never sent: no response may complete it */
+		req->answered = true;
+		p2p = req->dma_kind == NRP_DMA_P2P;
 		nrp_unmap_rq(queue, rq);
-		nvme_host_path_error(rq);
+		nrp_uncount(queue, req);
+		nrp_path_error(rq, p2p);
 	}
+}
+
+static bool nrp_dereg_rq_mr(struct request *rq, void *data)
+{
+	struct nrp_request *req = blk_mq_rq_to_pdu(rq);
+	struct nrp_queue *queue = data;
+	/*
+	 * A completion reaped by the drain may still be finishing on another
+	 * CPU (blk-mq's remote completion), and clear req->mr meanwhile: the
+	 * MR itself stays ours to deregister, its tag's slot too.
+	 */
+	struct ib_mr *mr = READ_ONCE(req->mr);
+
+	if (req->queue != queue || !mr)
+		return true;
+	/* the MR belongs to this request's tag, which only it uses */
+	if (!WARN_ON_ONCE(queue->tag_mrs[rq->tag] != mr))
+		queue->tag_mrs[rq->tag] = NULL;
+	ib_dereg_mr(mr);
+	WRITE_ONCE(req->mr, NULL);
+	return true;
+}
+
+/*
+ * The QP of @queue is drained. A request still in flight may have a live
+ * rkey (its REG_MR executed, no invalidation came), valid on every QP of
+ * the protection domain, over pages that completing the request (cancel,
+ * timeout) unmaps and frees. Deregister those MRs now, before any of the
+ * requests can complete; the queue is rebuilt with new ones. Called with
+ * stop_lock held, which the other stoppers (a timeout of another request
+ * of the queue) wait for before they complete theirs.
+ */
+void nrp_dereg_inflight_mrs(struct nrp_queue *queue)
+{
+	struct nrp_ctrl *ctrl = queue->ctrl;
+	struct blk_mq_tag_set *set;
+
+	set = nrp_qid(queue) ? ctrl->ctrl.tagset : ctrl->ctrl.admin_tagset;
+	/* the queue was built before its tag set: no request yet */
+	if (!set || !queue->tag_mrs)
+		return;
+	blk_mq_tagset_busy_iter(set, nrp_dereg_rq_mr, queue);
 }
 
 static struct ib_send_wr *nrp_first_reg(struct ib_send_wr *wr)
@@ -641,9 +752,22 @@ static enum nrp_prep_result nrp_prep_rq(struct nrp_queue *queue,
 
 	WARN_ON_ONCE(rq->tag < 0);
 
+	/* a queue granted less than its tag set: hold the rest back */
+	if (unlikely(queue->depth < queue->tags_max)) {
+		if (atomic_inc_return(&queue->inflight) > queue->depth) {
+			atomic_dec(&queue->inflight);
+			nrp_qstat_inc(queue, NRP_STAT_DEPTH_WAITS);
+			*sts = BLK_STS_RESOURCE;
+			return NRP_PREP_FAIL;
+		}
+		req->counted = true;
+	}
+
 	*sts = nvme_setup_cmd(rq->q->queuedata, rq);
-	if (unlikely(*sts))
+	if (unlikely(*sts)) {
+		nrp_uncount(queue, req);
 		return NRP_PREP_FAIL;
+	}
 
 	/* fail_map: fault injection, a mapping that fails */
 	ret = unlikely(fail_map) ? -EIO : nrp_map_data(queue, rq, cmd);
@@ -654,8 +778,9 @@ static enum nrp_prep_result nrp_prep_rq(struct nrp_queue *queue,
 			break;
 		case -EIO:
 			/* the mapping failed: report a path error, as a peer */
+			nrp_uncount(queue, req);
 			nvme_start_request(rq);
-			nvme_host_path_error(rq);
+			nrp_path_error(rq, nrp_rq_has_p2p(rq));
 			return NRP_PREP_DONE;
 		case -ENOMEM:
 		case -EAGAIN:
@@ -669,6 +794,7 @@ static enum nrp_prep_result nrp_prep_rq(struct nrp_queue *queue,
 			break;
 		}
 		nvme_cleanup_cmd(rq);
+		nrp_uncount(queue, req);
 		return NRP_PREP_FAIL;
 	}
 
@@ -684,6 +810,7 @@ static enum nrp_prep_result nrp_prep_rq(struct nrp_queue *queue,
 	if (unlikely(ib_dma_mapping_error(ibdev, req->sqe.dma))) {
 		nrp_unmap_data(queue, rq);
 		nvme_cleanup_cmd(rq);
+		nrp_uncount(queue, req);
 		*sts = BLK_STS_RESOURCE;
 		return NRP_PREP_FAIL;
 	}
@@ -715,7 +842,25 @@ static blk_status_t nrp_queue_rq(struct blk_mq_hw_ctx *hctx,
 
 	if (!nvme_check_ready(&ctrl->ctrl, rq, live)) {
 		nrp_qstat_inc(queue, NRP_STAT_NOT_READY);
+		/*
+		 * Requests of multipath namespaces and FAILFAST ones fail now
+		 * (a host path error), and the head sends them down another
+		 * path. The rest are to wait for the reconnect: not as
+		 * BLK_STS_RESOURCE, which has blk-mq dispatch them again every
+		 * 3 ms for as long as it takes, but on the dispatch list until
+		 * the queues are run: when the controller is live again
+		 * (nrp_configure_io_queues()), when fast_io_fail_tmo expires
+		 * (nrp_failfast_work()) and on delete (nrp_stop_ctrl()).
+		 */
+		if (rq->cmd_flags & REQ_NVME_MPATH) {
+			/* as nvme_fail_nonready_command() would, P2P aside */
+			nrp_path_error(rq, nrp_rq_has_p2p(rq));
+			sts = BLK_STS_OK;
+			goto out_post_earlier;
+		}
 		sts = nvme_fail_nonready_command(&ctrl->ctrl, rq);
+		if (sts == BLK_STS_RESOURCE)
+			sts = BLK_STS_DEV_RESOURCE;
 		goto out_post_earlier;
 	}
 	/*
@@ -900,6 +1045,7 @@ static int nrp_init_request(struct blk_mq_tag_set *set, struct request *rq,
 	req->dma_kind = NRP_DMA_NONE;
 	/* a command id of a request never sent answers nothing */
 	req->answered = true;
+	req->counted = false;
 	nvme_req(rq)->ctrl = &ctrl->ctrl;
 	nvme_req(rq)->cmd = cmd;
 	return 0;

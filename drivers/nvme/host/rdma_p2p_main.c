@@ -132,12 +132,14 @@ static int __init nrp_init(void)
 		return -EBUSY;
 	}
 
-	nrp_stats_init();
+	ret = nrp_mpath_init(nrp_stats_init());
+	if (ret)
+		goto out_stats_exit;
 
 	ret = ib_register_client(&nrp_ib_client);
 	if (ret) {
 		pr_err("failed to register with the RDMA core: %d\n", ret);
-		goto out_stats_exit;
+		goto out_mpath_exit;
 	}
 
 	nrp_transport.name = transport;
@@ -154,6 +156,8 @@ static int __init nrp_init(void)
 
 out_unregister_client:
 	ib_unregister_client(&nrp_ib_client);
+out_mpath_exit:
+	nrp_mpath_exit();
 out_stats_exit:
 	nrp_stats_exit();
 	return ret;
@@ -168,6 +172,7 @@ static void __exit nrp_exit(void)
 	ib_unregister_client(&nrp_ib_client);
 	/* controllers between two associations have no device */
 	nrp_delete_all_ctrls();
+	nrp_mpath_exit();
 	nrp_stats_exit();
 }
 

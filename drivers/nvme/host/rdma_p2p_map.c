@@ -264,15 +264,12 @@ static int nrp_map_frwr(struct nrp_queue *queue, struct nrp_request *req,
 	if (WARN_ON_ONCE(tag >= queue->nr_tag_mrs))
 		return -EINVAL;
 	/*
-	 * The tag's MR is missing only while it is held after a failed
-	 * post: the queue is then about to be recovered, and the request
-	 * waits for that.
+	 * The tag's MR is missing only after a drain deregistered it: the
+	 * queue is about to be rebuilt, and the request waits for that.
 	 */
 	mr = queue->tag_mrs[tag];
-	if (unlikely(!mr)) {
-		WARN_ON_ONCE(list_empty(&queue->held_mrs));
+	if (unlikely(!mr))
 		return -EAGAIN;
-	}
 
 	/*
 	 * 4K MR pages match the NVMe controller page size, which is also

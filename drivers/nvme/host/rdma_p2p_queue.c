@@ -12,7 +12,6 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/slab.h>
-#include <rdma/mr_pool.h>
 
 #include "nrp.h"
 
@@ -319,7 +318,6 @@ static void nrp_qp_event(struct ib_event *event, void *context)
 static int nrp_get_cq(struct nrp_queue *queue)
 {
 	struct ib_device *ibdev = queue->dev->ibdev;
-	struct ib_cq_init_attr attr = {};
 	int qid = nrp_qid(queue);
 	struct ib_cq *cq, *send_cq;
 	int vector;
@@ -340,41 +338,58 @@ static int nrp_get_cq(struct nrp_queue *queue)
 
 	/*
 	 * See nrp_reap_sends(): sends on a CQ armed only on demand, which
-	 * none of ib_core's polling contexts does, so it is a plain one
-	 * with our own handler; ib_process_cq_direct() reaps it.
+	 * none of ib_core's polling contexts does. It is a direct-polled CQ
+	 * from ib_alloc_cq(), as ib_drain_qp() requires, whose event (never
+	 * raised unless we arm it) schedules our own irq_poll, as a softirq
+	 * CQ of ib_core would its own.
 	 */
-	attr.cqe = queue->send_cq_depth;
-	attr.comp_vector = vector;
-	send_cq = ib_create_cq(ibdev, nrp_send_cq_event, NULL, queue, &attr);
+	send_cq = ib_alloc_cq(ibdev, queue, queue->send_cq_depth, vector,
+			      IB_POLL_DIRECT);
 	if (IS_ERR(send_cq))
 		return PTR_ERR(send_cq);
+	send_cq->comp_handler = nrp_send_cq_event;
 	cq = ib_cq_pool_get(ibdev, queue->cq_depth, vector, IB_POLL_SOFTIRQ);
 	if (IS_ERR(cq))
-		goto out_destroy_send_cq;
+		goto out_free_send_cq;
 
 	atomic_set(&queue->send_waiters, 0);
-	INIT_WORK(&queue->reap_work, nrp_reap_work);
+	irq_poll_init(&queue->send_iop, NRP_SEND_POLL_BUDGET, nrp_send_poll);
 	queue->cq = cq;
 	queue->send_cq = send_cq;
 	return 0;
 
-out_destroy_send_cq:
-	ib_destroy_cq(send_cq);
+out_free_send_cq:
+	ib_free_cq(send_cq);
 	return PTR_ERR(cq);
 }
 
+/*
+ * After the QP is drained and destroyed: no completion of it is left to
+ * reap, and none can be reaped into a freed QP.
+ */
 static void nrp_put_cq(struct nrp_queue *queue)
 {
 	if (queue->polled) {
 		ib_free_cq(queue->cq);
 	} else {
-		/* the QP is gone: nothing reaped is left to wait for */
-		cancel_work_sync(&queue->reap_work);
 		ib_cq_pool_put(queue->cq, queue->cq_depth);
-		ib_destroy_cq(queue->send_cq);
+		ib_free_cq(queue->send_cq);
 	}
 	queue->cq = NULL;
 	queue->send_cq = NULL;
+}
+
+/*
+ * The QP is drained: every completion it will ever have was reaped. Stop
+ * send_iop before the QP goes, so that no round of it can still be
+ * running, or start later from an event of the CQ armed for the drain;
+ * irq_poll_sched() on a disabled one does nothing, and the queue (where
+ * send_iop lives) outlives the CQ.
+ */
+static void nrp_stop_send_reaper(struct nrp_queue *queue)
+{
+	if (!queue->polled)
+		irq_poll_disable(&queue->send_iop);
 }
 
 static int nrp_create_qp(struct nrp_queue *queue)
@@ -402,23 +417,32 @@ static int nrp_create_qp(struct nrp_queue *queue)
 	return 0;
 }
 
+/*
+ * Deregister the tags' MRs, which kills their rkeys. A slot is NULL when
+ * its MR went already (nrp_dereg_inflight_mrs()).
+ */
 static void nrp_unbind_tag_mrs(struct nrp_queue *queue)
 {
 	u32 i;
 
 	for (i = 0; i < queue->nr_tag_mrs; i++) {
 		if (queue->tag_mrs[i])
-			ib_mr_pool_put(queue->qp, &queue->qp->rdma_mrs,
-				       queue->tag_mrs[i]);
+			ib_dereg_mr(queue->tag_mrs[i]);
 	}
 	kfree(queue->tag_mrs);
 	queue->tag_mrs = NULL;
 	queue->nr_tag_mrs = 0;
 }
 
-/* Give each of @nr tags its own MR from the pool (of at least @nr). */
+/*
+ * Give each of @nr tags an MR of its own. Not ib_core's MR pool: these
+ * never return to anyone else, and one whose rkey may still be live must
+ * be deregistered on its own once the QP is drained, before its request
+ * completes (nrp_dereg_inflight_mrs()), which a pool does not allow.
+ */
 static int nrp_bind_tag_mrs(struct nrp_queue *queue, u32 nr)
 {
+	struct ib_mr *mr;
 	u32 i;
 
 	queue->tag_mrs = kcalloc(nr, sizeof(*queue->tag_mrs), GFP_KERNEL);
@@ -426,12 +450,17 @@ static int nrp_bind_tag_mrs(struct nrp_queue *queue, u32 nr)
 		return -ENOMEM;
 	queue->nr_tag_mrs = nr;
 	for (i = 0; i < nr; i++) {
-		queue->tag_mrs[i] = ib_mr_pool_get(queue->qp,
-						   &queue->qp->rdma_mrs);
-		if (WARN_ON_ONCE(!queue->tag_mrs[i])) {
+		mr = ib_alloc_mr(queue->dev->pd, IB_MR_TYPE_MEM_REG,
+				 queue->mr_pages);
+		if (IS_ERR(mr)) {
+			dev_err(queue->ctrl->ctrl.device,
+				"queue %d: no MR of %u pages for tag %u of %u: %ld\n",
+				nrp_qid(queue), queue->mr_pages, i, nr,
+				PTR_ERR(mr));
 			nrp_unbind_tag_mrs(queue);
-			return -ENOMEM;
+			return PTR_ERR(mr);
 		}
+		queue->tag_mrs[i] = mr;
 	}
 	return 0;
 }
@@ -455,7 +484,6 @@ static int nrp_create_queue_ib(struct nrp_queue *queue)
 {
 	struct nrp_ctrl *ctrl = queue->ctrl;
 	struct ib_device *ibdev;
-	u32 nr_mrs;
 	int ret;
 
 	queue->dev = nrp_device_get(queue->cm_id->device);
@@ -497,29 +525,21 @@ static int nrp_create_queue_ib(struct nrp_queue *queue)
 	}
 
 	queue->mr_pages = nrp_queue_mr_pages(queue, ibdev);
-	nr_mrs = nrp_queue_tags_max(queue);
-	INIT_LIST_HEAD(&queue->held_mrs);
-	ret = ib_mr_pool_init(queue->qp, &queue->qp->rdma_mrs, nr_mrs,
-			      IB_MR_TYPE_MEM_REG, queue->mr_pages, 0);
-	if (ret) {
-		dev_err(ctrl->ctrl.device,
-			"queue %d: no pool of %u MRs of %u pages: %d\n",
-			nrp_qid(queue), nr_mrs, queue->mr_pages, ret);
-		goto out_free_ring;
-	}
-	ret = nrp_bind_tag_mrs(queue, nr_mrs);
+	queue->tags_max = nrp_queue_tags_max(queue);
+	atomic_set(&queue->inflight, 0);
+	ret = nrp_bind_tag_mrs(queue, queue->tags_max);
 	if (ret)
-		goto out_destroy_pool;
+		goto out_free_ring;
 
 	set_bit(NRP_Q_IB_READY, &queue->flags);
 	return 0;
 
-out_destroy_pool:
-	ib_mr_pool_destroy(queue->qp, &queue->qp->rdma_mrs);
 out_free_ring:
 	nrp_free_ring(ibdev, queue->rsp_ring, queue->depth);
 	queue->rsp_ring = NULL;
 out_destroy_qp:
+	/* nothing was posted: no completion to wait for */
+	nrp_stop_send_reaper(queue);
 	rdma_destroy_qp(queue->cm_id);
 	queue->qp = NULL;
 out_put_cq:
@@ -538,23 +558,14 @@ out_put_device:
 static void nrp_destroy_queue_ib(struct nrp_queue *queue)
 {
 	struct ib_device *ibdev;
-	struct ib_mr *mr, *tmp;
 
 	if (!test_and_clear_bit(NRP_Q_IB_READY, &queue->flags))
 		return;
 
 	ibdev = queue->dev->ibdev;
-	/*
-	 * The tags' MRs and the held ones rejoin the pool only to be
-	 * deregistered with it, which kills their rkeys; the QP is drained,
-	 * nothing can use them.
-	 */
+	/* the QP is drained: nothing can use the MRs any more */
 	nrp_unbind_tag_mrs(queue);
-	list_for_each_entry_safe(mr, tmp, &queue->held_mrs, qp_entry) {
-		list_del(&mr->qp_entry);
-		ib_mr_pool_put(queue->qp, &queue->qp->rdma_mrs, mr);
-	}
-	ib_mr_pool_destroy(queue->qp, &queue->qp->rdma_mrs);
+	nrp_stop_send_reaper(queue);
 	ib_destroy_qp(queue->qp);
 	queue->qp = NULL;
 	nrp_put_cq(queue);
@@ -762,7 +773,11 @@ static int nrp_wait_for_cm(struct nrp_queue *queue)
 	return queue->cm_error;
 }
 
-/* Disconnect and flush every outstanding WR of @queue, once. */
+/*
+ * Disconnect and flush every outstanding WR of @queue, once. Then no
+ * completion of the QP is left, and no rkey of a request still in flight
+ * is: the requests are completed afterwards by whoever cancels them.
+ */
 static void nrp_drain_queue(struct nrp_queue *queue, bool disconnect)
 {
 	if (!test_and_clear_bit(NRP_Q_CONNECTED, &queue->flags))
@@ -771,17 +786,20 @@ static void nrp_drain_queue(struct nrp_queue *queue, bool disconnect)
 		rdma_disconnect(queue->cm_id);
 	/*
 	 * ib_drain_qp() waits for its marker's completion on the send CQ,
-	 * which nothing polls unless asked: reap_work keeps it armed and
-	 * reaped until the drain is over.
+	 * and polls a direct CQ itself only every 100 ms: send_iop keeps
+	 * it armed and reaped until the drain is over, so that a queue
+	 * drains as soon as its marker completes.
 	 */
 	if (!queue->polled) {
 		set_bit(NRP_Q_DRAINING, &queue->flags);
-		queue_work(nvme_wq, &queue->reap_work);
+		nrp_arm_send_reaper(queue);
 	}
 	ib_drain_qp(queue->qp);
 	clear_bit(NRP_Q_DRAINING, &queue->flags);
 	/* requests chained there were started: the tag set cancels them */
 	nrp_discard_unposted(queue);
+	/* before any of them completes and its pages are unmapped */
+	nrp_dereg_inflight_mrs(queue);
 }
 
 int nrp_alloc_queue(struct nrp_ctrl *ctrl, int qid, int depth)

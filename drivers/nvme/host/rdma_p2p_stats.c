@@ -2,19 +2,19 @@
 /*
  * nvme-rdma-p2p: counters and status.
  *
- * Per-controller counters live in per-CPU memory so the I/O path never
- * shares a cache line for them; a read sums all CPUs and is only as
- * consistent as a snapshot of moving counters can be. They are shown in
- * /sys/kernel/debug/nvme-rdma-p2p/<ctrl>/stats, one "name value" a line.
- * Each queue counts into a row of its own, so the same counters are also
- * shown per queue, as a table in queue_stats (tools/nrp-stat reads both).
+ * Each queue counts into a row of its own (struct nrp_stats in nrp_queue),
+ * and the controller's own events into one more. The sums are shown in
+ * /sys/kernel/debug/nvme-rdma-p2p/<ctrl>/stats, one "name value" a line,
+ * only as consistent as a snapshot of moving counters can be; the rows
+ * themselves as a table in queue_stats (tools/nrp-stat reads both).
  * Beside it, "limits" shows how the size of one command was derived, and
  * "remote_invalidate" (Y by default) can be turned off to make every
  * command end with our own LOCAL_INV, as with a target that does not
  * invalidate remotely.
  *
  * The fault_* files inject faults for the tests, see enum nrp_fault;
- * fault_mdts_kb limits the next associations as a smaller MDTS would, and
+ * fault_mdts_kb limits the next associations as a smaller MDTS would,
+ * fault_queue_size as a target granting a smaller queue (MQES) would, and
  * the module-wide fault_free_delay_ms makes freeing a controller slow.
  *
  * Whether this kernel can do P2PDMA at all is shown read-only in
@@ -54,12 +54,14 @@ static const char * const nrp_stat_names[NRP_STAT_COUNT] = {
 	[NRP_STAT_NOT_READY]		= "not_ready",
 	[NRP_STAT_MRS_HELD]		= "mrs_held_back",
 	[NRP_STAT_SEND_WAITS]		= "send_completion_waits",
+	[NRP_STAT_DEPTH_WAITS]		= "queue_full_requeues",
 };
 
 static const char * const nrp_fault_names[NRP_FAULT_COUNT] = {
 	[NRP_FAULT_MAP_LAST]	= "fault_map_last",
 	[NRP_FAULT_POST]	= "fault_post",
 	[NRP_FAULT_BOGUS_INV]	= "fault_bogus_inv",
+	[NRP_FAULT_REAP_DELAY]	= "fault_reap_delay",
 };
 
 static struct dentry *nrp_debugfs_root;
@@ -95,50 +97,14 @@ static const struct kernel_param_ops nrp_p2p_param_ops = {
 module_param_cb(p2p, &nrp_p2p_param_ops, NULL, 0444);
 MODULE_PARM_DESC(p2p, "read-only: whether PCI P2PDMA is available in this kernel");
 
-/*
- * One row per queue ctrl->queues is sized for (queue_count before the
- * controller granted its number), and the controller's own row last.
- */
-int nrp_stats_alloc(struct nrp_ctrl *ctrl)
-{
-	u32 rows = ctrl->ctrl.queue_count + 1;
-
-	/* too many rows for the per-CPU allocator is an error, not a splat */
-	ctrl->stats = __alloc_percpu_gfp(array_size(rows, sizeof(struct nrp_stats)),
-					 __alignof__(struct nrp_stats),
-					 GFP_KERNEL | __GFP_NOWARN);
-	if (!ctrl->stats) {
-		pr_err("no per-CPU counters for %u queues\n", rows - 1);
-		return -ENOMEM;
-	}
-	ctrl->nr_stat_queues = ctrl->ctrl.queue_count;
-	return 0;
-}
-
-void nrp_stats_free(struct nrp_ctrl *ctrl)
-{
-	free_percpu(ctrl->stats);
-	ctrl->stats = NULL;
-}
-
-/* Counter @s of row @row (a queue id, or nr_stat_queues), all CPUs. */
-static u64 nrp_stat_row_sum(struct nrp_ctrl *ctrl, u32 row, enum nrp_stat s)
-{
-	u64 sum = 0;
-	int cpu;
-
-	for_each_possible_cpu(cpu)
-		sum += per_cpu_ptr(ctrl->stats + row, cpu)->v[s];
-	return sum;
-}
-
+/* Counter @s of the whole controller: its own row and every queue's. */
 static u64 nrp_stat_sum(struct nrp_ctrl *ctrl, enum nrp_stat s)
 {
-	u64 sum = 0;
-	u32 row;
+	u64 sum = atomic64_read(&ctrl->stats.v[s]);
+	u32 qid;
 
-	for (row = 0; row <= ctrl->nr_stat_queues; row++)
-		sum += nrp_stat_row_sum(ctrl, row, s);
+	for (qid = 0; qid < ctrl->nr_queues_max; qid++)
+		sum += atomic64_read(&ctrl->queues[qid].stats.v[s]);
 	return sum;
 }
 
@@ -185,7 +151,7 @@ static const char *nrp_queue_type(struct nrp_ctrl *ctrl, u32 qid)
 static int nrp_queue_stats_show(struct seq_file *m, void *unused)
 {
 	struct nrp_ctrl *ctrl = m->private;
-	u32 nr = min_t(u32, ctrl->ctrl.queue_count, ctrl->nr_stat_queues);
+	u32 nr = min_t(u32, ctrl->ctrl.queue_count, ctrl->nr_queues_max);
 	u32 qid;
 	int s;
 
@@ -199,8 +165,8 @@ static int nrp_queue_stats_show(struct seq_file *m, void *unused)
 		seq_printf(m, "%u %s", qid, nrp_queue_type(ctrl, qid));
 		for (s = 0; s < NRP_STAT_COUNT; s++)
 			if (!nrp_stat_is_ctrl_wide(s))
-				seq_printf(m, " %llu",
-					   nrp_stat_row_sum(ctrl, qid, s));
+				seq_printf(m, " %lld",
+					   atomic64_read(&ctrl->queues[qid].stats.v[s]));
 		seq_putc(m, '\n');
 	}
 	return 0;
@@ -224,6 +190,11 @@ static int nrp_limits_show(struct seq_file *m, void *unused)
 	seq_printf(m, "max_hw_sectors %u\n", READ_ONCE(ctrl->ctrl.max_hw_sectors));
 	seq_printf(m, "admin_mr_pages %u\n", READ_ONCE(ctrl->queues[0].mr_pages));
 	seq_printf(m, "io_mr_pages %u\n", io_mr_pages);
+	/* commands an I/O queue takes, and the tags that may come to it */
+	seq_printf(m, "io_queue_depth %u\n",
+		   ctrl->ctrl.queue_count > 1 ? READ_ONCE(ctrl->queues[1].depth) : 0);
+	seq_printf(m, "io_queue_tags %u\n",
+		   ctrl->ctrl.queue_count > 1 ? READ_ONCE(ctrl->queues[1].tags_max) : 0);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(nrp_limits);
@@ -293,6 +264,8 @@ void nrp_stats_register(struct nrp_ctrl *ctrl)
 	debugfs_create_file("limits", 0444, dir, ctrl, &nrp_limits_fops);
 	debugfs_create_bool("remote_invalidate", 0644, dir, &ctrl->remote_inv);
 	debugfs_create_u32("fault_mdts_kb", 0644, dir, &ctrl->fault_mdts_kb);
+	debugfs_create_u32("fault_queue_size", 0644, dir,
+			   &ctrl->fault_queue_size);
 	for (f = 0; f < NRP_FAULT_COUNT; f++)
 		debugfs_create_file_unsafe(nrp_fault_names[f], 0644, dir,
 					   &ctrl->faults[f], &nrp_fault_fops);
@@ -309,7 +282,8 @@ void nrp_stats_unregister(struct nrp_ctrl *ctrl)
 	ctrl->debugfs_dir = NULL;
 }
 
-void nrp_stats_init(void)
+/* Returns the module's debugfs directory, NULL if there is none. */
+struct dentry *nrp_stats_init(void)
 {
 	nrp_debugfs_root = debugfs_create_dir("nvme-rdma-p2p", NULL);
 	if (IS_ERR(nrp_debugfs_root))
@@ -319,6 +293,7 @@ void nrp_stats_init(void)
 				   nrp_debugfs_root, &nrp_free_delay_ms);
 
 	pr_info("P2PDMA %s\n", nrp_p2p_status());
+	return nrp_debugfs_root;
 }
 
 void nrp_stats_exit(void)

@@ -1,0 +1,437 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nvme-rdma-p2p: PCI P2PDMA through native NVMe multipath.
+ *
+ * With nvme_core's multipath=Y (Debian's default) applications use the
+ * head disk of a namespace, which routes each bio to one of its paths. The
+ * nvme core never marks a head as able to take P2PDMA pages (Linux gained
+ * that in 7.2), so P2P submitters refuse it. We mark it, exactly while
+ * every controller of its subsystem is one of ours that can carry P2P: a
+ * P2P page must never be routed to a path that cannot map it, and the
+ * head's routing is the core's, not ours.
+ *
+ * A controller that cannot carry P2P (another transport's, or one of ours
+ * on a device without P2P) is seen before any path of it can take I/O: a
+ * class interface on the nvme class reports each controller as the core
+ * adds its device, before it connects, identifies and scans namespaces;
+ * ours decide in their set-up, before going live. A fabrics controller
+ * names its subsystem from the start (the connect options); one that does
+ * not (PCIe) withdraws P2P from every head until its identity is known.
+ *
+ * Withdrawing P2P from a head also fails (BLK_STS_TARGET, -EREMOTEIO to
+ * the submitter) what P2P I/O already waits in the head for a path, and
+ * the P2P requests of our paths that would otherwise fail over to the new
+ * one (nrp_p2p_failover_blocked()). See Documentation/design.rst for the
+ * one window that remains.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/bio.h>
+#include <linux/debugfs.h>
+#include <linux/device.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+
+#include "nrp.h"
+
+/* A controller of another transport (or a PCIe one), as the core added it. */
+struct nrp_foreign {
+	struct nvme_ctrl	*ctrl;
+	struct list_head	node;
+};
+
+/* Serialises decisions and their application to the heads. */
+static DEFINE_MUTEX(nrp_mpath_lock);
+static LIST_HEAD(nrp_foreign_ctrls);
+/* ours, from creation to free (nrp_ctrls lists only those once live) */
+static LIST_HEAD(nrp_mpath_ctrls);
+static bool nrp_intf_registered;
+/*
+ * Re-decides every subsystem: after a scan of ours made heads, after a
+ * foreign controller went or told its subsystem. Polls while a foreign
+ * controller's subsystem is unknown.
+ */
+static struct delayed_work nrp_mpath_work;
+static struct workqueue_struct *nrp_mpath_wq;
+
+/* What subsystem @ctrl belongs to; NULL while that is unknown. */
+static const char *nrp_ctrl_subnqn(struct nvme_ctrl *ctrl)
+{
+	struct nvme_subsystem *subsys = READ_ONCE(ctrl->subsys);
+
+	if (subsys)
+		return subsys->subnqn;
+	if ((ctrl->ops->flags & NVME_F_FABRICS) && ctrl->opts)
+		return ctrl->opts->subsysnqn;
+	return NULL;
+}
+
+static bool nrp_is_discovery(const char *nqn)
+{
+	return nqn && !strcmp(nqn, NVME_DISC_SUBSYS_NAME);
+}
+
+/* Whether heads of subsystem @subnqn may take P2P pages. */
+static bool nrp_subsys_p2p_ok(const char *subnqn)
+{
+	struct nrp_foreign *f;
+	struct nrp_ctrl *ctrl;
+	const char *nqn;
+
+	lockdep_assert_held(&nrp_mpath_lock);
+	if (!nrp_kernel_has_p2pdma())
+		return false;
+	list_for_each_entry(f, &nrp_foreign_ctrls, node) {
+		nqn = nrp_ctrl_subnqn(f->ctrl);
+		if (!nqn || !strcmp(nqn, subnqn))
+			return false;
+	}
+	list_for_each_entry(ctrl, &nrp_mpath_ctrls, mpath_node) {
+		nqn = nrp_ctrl_subnqn(&ctrl->ctrl);
+		if (nqn && !strcmp(nqn, subnqn) && !READ_ONCE(ctrl->p2p_capable))
+			return false;
+	}
+	return true;
+}
+
+static bool nrp_bio_has_p2p(struct bio *bio)
+{
+	struct bvec_iter iter;
+	struct bio_vec bv;
+
+	bio_for_each_segment(bv, bio, iter)
+		if (nrp_is_p2p_page(bv.bv_page))
+			return true;
+	return false;
+}
+
+/*
+ * P2P bios that wait in @head for a path (no path was usable when they
+ * came, or their path failed) must not be sent down the path that made
+ * the head lose P2P: they fail, the rest stay. The head's requeue work is
+ * flushed first, so that none is on its way out.
+ */
+static void nrp_head_fail_p2p_waiting(struct nvme_ns_head *head)
+{
+	struct bio_list keep = BIO_EMPTY_LIST, fail = BIO_EMPTY_LIST;
+	struct bio *bio;
+
+	flush_work(&head->requeue_work);
+	spin_lock_irq(&head->requeue_lock);
+	while ((bio = bio_list_pop(&head->requeue_list)))
+		bio_list_add(nrp_bio_has_p2p(bio) ? &fail : &keep, bio);
+	bio_list_merge(&head->requeue_list, &keep);
+	spin_unlock_irq(&head->requeue_lock);
+	while ((bio = bio_list_pop(&fail))) {
+		bio->bi_status = BLK_STS_TARGET;
+		bio_endio(bio);
+	}
+}
+
+static void nrp_head_set_p2p(struct nvme_ns_head *head, bool on)
+{
+	struct request_queue *q = head->disk->queue;
+
+	if (!!blk_queue_pci_p2pdma(q) == on)
+		return;
+	nrp_queue_set_p2pdma(q, on);
+	pr_info("%s: PCI P2PDMA %s\n", head->disk->disk_name,
+		on ? "on: every path can carry it" :
+		     "off: a controller of its subsystem cannot carry it");
+	if (!on)
+		nrp_head_fail_p2p_waiting(head);
+}
+
+/* Whether @ns is a path of a multipath head disk that is in use. */
+static bool nrp_ns_has_head(struct nvme_ns *ns)
+{
+	return nvme_ns_head_multipath(ns->head) &&
+	       test_bit(NVME_NSHEAD_DISK_LIVE, &ns->head->flags);
+}
+
+static void nrp_ns_head_set_p2p(struct nvme_ns *ns, void *on)
+{
+	if (nrp_ns_has_head(ns))
+		nrp_head_set_p2p(ns->head, *(bool *)on);
+}
+
+/* Mark or unmark the heads that the namespaces of @ctrl belong to. */
+static void nrp_ctrl_heads_set_p2p(struct nrp_ctrl *ctrl, bool on)
+{
+	struct nrp_ns_visit v = { .fn = nrp_ns_head_set_p2p, .data = &on };
+
+	nrp_visit_ns(&ctrl->ctrl, &v);
+}
+
+/* Decide for the subsystem of @ctrl and apply it to its heads. */
+static void nrp_mpath_apply(struct nrp_ctrl *ctrl)
+{
+	const char *nqn = nrp_ctrl_subnqn(&ctrl->ctrl);
+
+	lockdep_assert_held(&nrp_mpath_lock);
+	if (!nqn || nrp_is_discovery(nqn))
+		return;
+	nrp_ctrl_heads_set_p2p(ctrl, nrp_subsys_p2p_ok(nqn));
+}
+
+/* Decide for every subsystem of ours. */
+static void nrp_mpath_apply_all(void)
+{
+	struct nrp_ctrl *ctrl;
+
+	lockdep_assert_held(&nrp_mpath_lock);
+	list_for_each_entry(ctrl, &nrp_mpath_ctrls, mpath_node)
+		nrp_mpath_apply(ctrl);
+}
+
+/* A foreign controller of @nqn (NULL: unknown) arrived: withdraw now. */
+static void nrp_mpath_withdraw(const char *nqn)
+{
+	struct nrp_ctrl *ctrl;
+	const char *ours;
+
+	lockdep_assert_held(&nrp_mpath_lock);
+	list_for_each_entry(ctrl, &nrp_mpath_ctrls, mpath_node) {
+		ours = nrp_ctrl_subnqn(&ctrl->ctrl);
+		if (!nqn || (ours && !strcmp(ours, nqn)))
+			nrp_ctrl_heads_set_p2p(ctrl, false);
+	}
+}
+
+static bool nrp_foreign_unknown(void)
+{
+	struct nrp_foreign *f;
+
+	lockdep_assert_held(&nrp_mpath_lock);
+	list_for_each_entry(f, &nrp_foreign_ctrls, node)
+		if (!nrp_ctrl_subnqn(f->ctrl))
+			return true;
+	return false;
+}
+
+static void nrp_mpath_work_fn(struct work_struct *work)
+{
+	struct nrp_ctrl *ctrl, **ctrls;
+	int i, n = 0;
+
+	/*
+	 * Heads are made by the core's namespace scan: wait for the scans
+	 * of ours to finish, on references taken under the lock, with the
+	 * lock dropped (a scan must never wait for us).
+	 */
+	mutex_lock(&nrp_mpath_lock);
+	list_for_each_entry(ctrl, &nrp_mpath_ctrls, mpath_node)
+		n++;
+	ctrls = kcalloc(n, sizeof(*ctrls), GFP_KERNEL);
+	n = 0;
+	if (ctrls) {
+		/* a controller on its last reference is being freed: skip */
+		list_for_each_entry(ctrl, &nrp_mpath_ctrls, mpath_node)
+			if (kobject_get_unless_zero(&ctrl->ctrl.device->kobj))
+				ctrls[n++] = ctrl;
+	}
+	mutex_unlock(&nrp_mpath_lock);
+	for (i = 0; i < n; i++) {
+		flush_work(&ctrls[i]->ctrl.scan_work);
+		put_device(ctrls[i]->ctrl.device);
+	}
+	kfree(ctrls);
+
+	mutex_lock(&nrp_mpath_lock);
+	nrp_mpath_apply_all();
+	if (nrp_foreign_unknown())
+		queue_delayed_work(nrp_mpath_wq, &nrp_mpath_work, HZ / 20);
+	mutex_unlock(&nrp_mpath_lock);
+}
+
+/* Re-decide every subsystem soon, after scans running now. */
+void nrp_mpath_refresh(void)
+{
+	mod_delayed_work(nrp_mpath_wq, &nrp_mpath_work, 0);
+}
+
+/*
+ * The class interface's callbacks: a controller device of any transport
+ * was added to or removed from the nvme class. Ours are handled by their
+ * own set-up and free.
+ */
+static int nrp_nvme_dev_add(NRP_CLASS_INTF_PARAMS)
+{
+	struct nvme_ctrl *nctrl = dev_get_drvdata(dev);
+	struct nrp_foreign *f;
+	const char *nqn;
+
+	if (!nctrl || nrp_is_our_ctrl(nctrl))
+		return 0;
+	nqn = nrp_ctrl_subnqn(nctrl);
+	if (nrp_is_discovery(nqn))
+		return 0;
+	f = kzalloc(sizeof(*f), GFP_KERNEL);
+	mutex_lock(&nrp_mpath_lock);
+	if (f) {
+		f->ctrl = nctrl;
+		list_add(&f->node, &nrp_foreign_ctrls);
+	}
+	/* without a record, the decision for its subsystem is on our side */
+	nrp_mpath_withdraw(nqn);
+	if (!nqn)
+		queue_delayed_work(nrp_mpath_wq, &nrp_mpath_work, HZ / 20);
+	mutex_unlock(&nrp_mpath_lock);
+	return 0;
+}
+
+static void nrp_nvme_dev_remove(NRP_CLASS_INTF_PARAMS)
+{
+	struct nvme_ctrl *nctrl = dev_get_drvdata(dev);
+	struct nrp_foreign *f;
+
+	mutex_lock(&nrp_mpath_lock);
+	list_for_each_entry(f, &nrp_foreign_ctrls, node) {
+		if (f->ctrl == nctrl) {
+			list_del(&f->node);
+			kfree(f);
+			/* its paths are gone: P2P may come back */
+			nrp_mpath_refresh();
+			break;
+		}
+	}
+	mutex_unlock(&nrp_mpath_lock);
+}
+
+static struct class_interface nrp_nvme_intf = {
+	.add_dev	= nrp_nvme_dev_add,
+	.remove_dev	= nrp_nvme_dev_remove,
+};
+
+/*
+ * @ctrl was created (its device is in the nvme class). The nvme class is
+ * nvme_core's and not exported: the interface is registered on the class
+ * of our first controller's device. It reports every controller there
+ * is, and every one added from then on.
+ */
+void nrp_mpath_ctrl_add(struct nrp_ctrl *ctrl)
+{
+	bool reg;
+
+	mutex_lock(&nrp_mpath_lock);
+	list_add(&ctrl->mpath_node, &nrp_mpath_ctrls);
+	reg = !nrp_intf_registered;
+	nrp_intf_registered = true;
+	mutex_unlock(&nrp_mpath_lock);
+	if (!reg)
+		return;
+	nrp_nvme_intf.class = ctrl->ctrl.device->class;
+	if (class_interface_register(&nrp_nvme_intf)) {
+		/* never seeing other controllers, P2P on heads is never safe */
+		pr_err("cannot watch the nvme class: no PCI P2PDMA on multipath heads\n");
+		mutex_lock(&nrp_mpath_lock);
+		nrp_nvme_intf.class = NULL;
+		mutex_unlock(&nrp_mpath_lock);
+	}
+}
+
+/*
+ * @ctrl has decided whether it can carry P2P (a new association): before
+ * it goes live, so before any path of it can take I/O.
+ */
+void nrp_mpath_ctrl_decided(struct nrp_ctrl *ctrl)
+{
+	mutex_lock(&nrp_mpath_lock);
+	if (nrp_nvme_intf.class)
+		nrp_mpath_apply(ctrl);
+	else
+		nrp_ctrl_heads_set_p2p(ctrl, false);
+	mutex_unlock(&nrp_mpath_lock);
+}
+
+void nrp_mpath_ctrl_del(struct nrp_ctrl *ctrl)
+{
+	mutex_lock(&nrp_mpath_lock);
+	if (!list_empty(&ctrl->mpath_node))
+		list_del_init(&ctrl->mpath_node);
+	mutex_unlock(&nrp_mpath_lock);
+}
+
+/*
+ * A P2P request of a multipath namespace failed on our path and would be
+ * sent down another one. If the head no longer takes P2P, that other path
+ * may be one that cannot map it: fail the request instead, with a status
+ * the core completes as BLK_STS_TARGET (-EREMOTEIO), neither retried nor
+ * failed over.
+ */
+void nrp_p2p_failover_blocked(struct request *rq)
+{
+	struct nvme_ns *ns = rq->q->queuedata;
+	u16 status = nvme_req(rq)->status;
+
+	if (!(rq->cmd_flags & REQ_NVME_MPATH) || !ns ||
+	    !nvme_ns_head_multipath(ns->head) ||
+	    blk_queue_pci_p2pdma(ns->head->disk->queue))
+		return;
+	if (!nvme_is_path_error(status) && !blk_queue_dying(rq->q))
+		return;
+	nvme_req(rq)->status = NVME_SC_NS_NOT_READY | NVME_STATUS_DNR;
+}
+
+/* Whether any data page of @rq is PCI P2PDMA memory. */
+bool nrp_rq_has_p2p(struct request *rq)
+{
+	struct bio *bio;
+
+	if (!nrp_kernel_has_p2pdma())
+		return false;
+	__rq_for_each_bio(bio, rq)
+		if (nrp_bio_has_p2p(bio))
+			return true;
+	return false;
+}
+
+static void nrp_ns_show_head(struct nvme_ns *ns, void *m)
+{
+	if (!nrp_ns_has_head(ns))
+		return;
+	seq_printf(m, "%s %s path %s p2p %d\n", ns->head->disk->disk_name,
+		   dev_name(ns->ctrl->device), ns->disk->disk_name,
+		   !!blk_queue_pci_p2pdma(ns->head->disk->queue));
+}
+
+/* debugfs "heads": each head of ours, its P2P state and its paths. */
+static int nrp_heads_show(struct seq_file *m, void *unused)
+{
+	struct nrp_ns_visit v = { .fn = nrp_ns_show_head, .data = m };
+	struct nrp_ctrl *ctrl;
+
+	mutex_lock(&nrp_mpath_lock);
+	list_for_each_entry(ctrl, &nrp_mpath_ctrls, mpath_node)
+		nrp_visit_ns(&ctrl->ctrl, &v);
+	mutex_unlock(&nrp_mpath_lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(nrp_heads);
+
+int nrp_mpath_init(struct dentry *debugfs_root)
+{
+	nrp_mpath_wq = alloc_workqueue("nvme_rdma_p2p_mpath", WQ_UNBOUND, 0);
+	if (!nrp_mpath_wq)
+		return -ENOMEM;
+	INIT_DELAYED_WORK(&nrp_mpath_work, nrp_mpath_work_fn);
+	if (debugfs_root)
+		debugfs_create_file("heads", 0444, debugfs_root, NULL,
+				    &nrp_heads_fops);
+	return 0;
+}
+
+/* Module exit, after every controller of ours is freed. */
+void nrp_mpath_exit(void)
+{
+	struct nrp_foreign *f, *tmp;
+
+	if (nrp_nvme_intf.class)
+		class_interface_unregister(&nrp_nvme_intf);
+	cancel_delayed_work_sync(&nrp_mpath_work);
+	destroy_workqueue(nrp_mpath_wq);
+	list_for_each_entry_safe(f, tmp, &nrp_foreign_ctrls, node) {
+		list_del(&f->node);
+		kfree(f);
+	}
+}
