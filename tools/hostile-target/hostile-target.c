@@ -54,6 +54,7 @@ enum mode {
 	M_DNR_RECONNECT,	/* live, drop the link, then DNR on reconnect */
 	M_FLOOD,		/* once live: a flood of unsolicited completions */
 	M_FAKE_AEN,		/* once live: an async event nobody asked for */
+	M_AEN_STORM,		/* answer AEN_STORM_COUNT AERs at once, no pause */
 	M_COUNT
 };
 
@@ -74,6 +75,7 @@ static const char *const mode_names[M_COUNT] = {
 	[M_DNR_RECONNECT]	= "dnr-reconnect",
 	[M_FLOOD]		= "flood",
 	[M_FAKE_AEN]		= "fake-aen",
+	[M_AEN_STORM]		= "aen-storm",
 };
 
 #define RQ_DEPTH	128		/* our receive queue: crqsize */
@@ -83,6 +85,10 @@ static const char *const mode_names[M_COUNT] = {
 #define DATA_SIZE	8192
 #define CQE_SIZE	16
 #define FLOOD_COUNT	200
+/* several times the host's admin send CQ: 3 x 32 + 1 entries */
+#define AEN_STORM_COUNT	400
+/* a discovery log page change notice: type 2, info 0xf0, log page 0x70 */
+#define AEN_DISC_CHANGE	0x0070f002
 
 #define NVME_FABRICS_OP		0x7f
 #define NVMF_PROP_SET		0x00
@@ -91,6 +97,7 @@ static const char *const mode_names[M_COUNT] = {
 #define NVME_ADM_GET_LOG	0x02
 #define NVME_ADM_IDENTIFY	0x06
 #define NVME_ADM_KEEP_ALIVE	0x18
+#define NVME_ADM_SET_FEATURES	0x09
 #define NVME_ADM_ASYNC_EVENT	0x0c
 #define NVME_AER_CID		31	/* the host's async event command id */
 
@@ -116,6 +123,7 @@ struct conn {
 	uint32_t		cc;
 	double			act_at;		/* when the live-phase act runs */
 	int			flood_left;
+	int			aen_left;	/* aen-storm: events still to send */
 	struct conn		*next;
 };
 
@@ -289,6 +297,9 @@ static void fill_identify(struct conn *c, uint8_t *d)
 	put16(d + 320, 100);			/* kas: 10 s */
 	d[512] = 0x66;				/* sqes */
 	d[513] = 0x44;				/* cqes */
+	/* aen-storm: discovery log change notices, so the host sends AERs */
+	if (mode == M_AEN_STORM && c->misbehave)
+		put32(d + 92, 1U << 31);	/* oaes */
 	put16(d + 514, 32);			/* maxcmd */
 	put32(d + 516, 0);			/* nn */
 	put32(d + 536, 1 << 2 | 1 << 0);	/* sgls: keyed */
@@ -453,10 +464,22 @@ static void handle_cmd(struct conn *c, const uint8_t *cmd, uint32_t len)
 		answer_data(c, cmd, cid);
 		return;
 	case NVME_ADM_KEEP_ALIVE:
+	case NVME_ADM_SET_FEATURES:
 		send_cqe(c, cid, 0, 0, 0, 0, CQE_SIZE);
 		return;
 	case NVME_ADM_ASYNC_EVENT:
-		/* held until there is an event: there never is */
+		/*
+		 * aen-storm: answered at once, AEN_STORM_COUNT times, each
+		 * with an event the host only notes (no admin command of its
+		 * own follows one). Otherwise held: there never is an event.
+		 */
+		if (c->aen_left > 0) {
+			c->aen_left--;
+			send_cqe(c, cid, 0, AEN_DISC_CHANGE, 0, 0, CQE_SIZE);
+			if (!c->aen_left)
+				say("misbehave: aen-storm: %d async events answered back to back",
+				    AEN_STORM_COUNT);
+		}
 		return;
 	default:
 		send_cqe(c, cid, SC_INVALID_OPCODE | SC_DNR, 0, 0, 0, CQE_SIZE);
@@ -623,6 +646,8 @@ static void on_connect_request(struct rdma_cm_id *id, const uint8_t *priv,
 	c->qid = qid;
 	c->assoc = assocs;
 	c->misbehave = misbehave;
+	if (misbehave && mode == M_AEN_STORM)
+		c->aen_left = AEN_STORM_COUNT;
 	c->cntlid = 1 + assocs % 0xffe0;
 	c->next = conns;
 	conns = c;

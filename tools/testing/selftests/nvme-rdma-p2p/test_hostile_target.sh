@@ -78,13 +78,19 @@ want[dnr-reconnect]=gone;	why[dnr-reconnect]="is not allowed"
 case $(uname -r) in 6.[0-9].*) want[dnr-reconnect]=recover ;; esac
 want[flood]=recover;		why[flood]="got bad command_id"
 want[fake-aen]=recover;		why[fake-aen]="got async event completion 0x1f with none outstanding"
-all_modes="good unknown-cid dup-cqe short-cqe long-cqe bad-inv bad-accept reject-garbage reject-status silent-connect disconnect-connect disconnect-identify dnr-connect dnr-reconnect flood fake-aen"
+# 400 async events answered back to back, no admin command between them:
+# each AER's SEND completion must be reaped as its event comes, or the
+# admin send CQ (97 entries) fills, rxe drops completions, and the next
+# admin command (an Identify, below) never completes: a timeout, a
+# recovery. It stays live and answers instead.
+want[aen-storm]=storm;		why[aen-storm]=""
+all_modes="good unknown-cid dup-cqe short-cqe long-cqe bad-inv bad-accept reject-garbage reject-status silent-connect disconnect-connect disconnect-identify dnr-connect dnr-reconnect flood fake-aen aen-storm"
 # The check tier (NRP_TIER=check) runs one mode of each outcome and each
 # fixed bug, about a third of the time: a bad completion that recovers
 # (unknown-cid), one that fails the connect (long-cqe), an unsolicited
 # event (fake-aen), a refusal (reject-status), a target gone silent and
 # one that hangs up mid-connect. The full tier and a run by hand run all.
-check_modes="good unknown-cid long-cqe fake-aen reject-status silent-connect disconnect-identify"
+check_modes="good unknown-cid long-cqe fake-aen aen-storm reject-status silent-connect disconnect-identify"
 default_modes=$all_modes
 [ "${NRP_TIER:-}" = check ] && default_modes=$check_modes
 modes=${NRP_HOSTILE_MODES:-$default_modes}
@@ -118,7 +124,7 @@ for mode in $modes; do
 		[ $rc != 0 ] || sub_fail "connect succeeded ($out)"
 		[ -z "$ctrl" ] || sub_fail "controller $ctrl left after a failed connect"
 		detail="connect failed after ${tc}s: $out" ;;
-	live|recover|gone)
+	live|recover|gone|storm)
 		[ $rc = 0 ] && [ -n "$ctrl" ] || sub_fail "connect failed: $out"
 		detail="connected in ${tc}s" ;;
 	esac
@@ -130,6 +136,24 @@ for mode in $modes; do
 		if [ -n "$ctrl" ]; then
 			nrp_wait_state "$ctrl" 10 live || sub_fail "$ctrl not live again ($(nrp_ctrl_state "$ctrl"))"
 			detail+=", recovered: recoveries $(nrp_stat "$ctrl" recoveries), reconnects $(nrp_stat "$ctrl" reconnects)"
+		fi ;;
+	storm)
+		t1=$(nrp_now)
+		until grep -q '^misbehave: aen-storm' $log; do
+			[ "$(nrp_secs "$t1" "$(nrp_now)" | cut -d. -f1)" -lt 120 ] ||
+				{ sub_fail "the storm did not end: $(grep -c . $log) lines of target log"; break; }
+			sleep 0.5
+		done
+		if [ -n "$ctrl" ]; then
+			ts=$(nrp_now)
+			idc=$(timeout 60 nvme id-ctrl "/dev/$ctrl" 2>&1) ||
+				sub_fail "an admin command after the storm failed: $(echo "$idc" | tail -n 2)"
+			echo "$idc" | grep -q 'hostile-target' || sub_fail "Identify after the storm: $(echo "$idc" | head -n 3)"
+			nrp_expect_sub() { [ "$2" = "$3" ] || sub_fail "$1: $2, not $3"; }
+			nrp_expect_sub "timeouts" "$(nrp_stat "$ctrl" timeouts)" 0
+			nrp_expect_sub "recoveries" "$(nrp_stat "$ctrl" recoveries)" 0
+			nrp_wait_state "$ctrl" 5 live || sub_fail "$ctrl not live after the storm ($(nrp_ctrl_state "$ctrl"))"
+			detail+=", the storm took $(nrp_secs "$t1" "$ts")s, Identify after it $(nrp_secs "$ts" "$(nrp_now)")s"
 		fi ;;
 	gone)
 		if [ -n "$ctrl" ]; then
