@@ -1,0 +1,72 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Queue teardown while the send reaper runs (issue 27, finding 3). The
+# reaper that completes LOCAL_INV (and late SEND) completions used to run on
+# a workqueue that teardown cancelled only after the QP was destroyed: a
+# round already running could complete a flushed work request of the freed
+# QP, and a CQ event in between re-queued it on a freed CQ. Now the QP is
+# drained, the reaper disabled (waiting for a running round), and only
+# then are QP and CQs destroyed.
+#
+# With remote invalidation off every command waits for its LOCAL_INV, so
+# the reaper runs for every command; debugfs's fault_reap_delay makes its
+# rounds start 20 ms late, so that resets and a disconnect under fio find
+# rounds running. Afterwards: fio verified across every reset, the reaper
+# did run (send_completion_waits, fault rounds consumed), nothing reported
+# (the debug kernel's KASAN sees a use after free of the QP or CQ).
+. "$(dirname "$0")/lib.sh"
+
+nrp_std_setup 128
+nrp_connect --nr-io-queues=2; ctrl=$NRP_CTRL
+dev=$(nrp_ns_dev "$ctrl") || nrp_fail "no namespace"
+echo N >"$NRP_DEBUGFS/$ctrl/remote_invalidate" || nrp_fail "no remote_invalidate"
+echo 100000 >"$NRP_DEBUGFS/$ctrl/fault_reap_delay" || nrp_fail "no fault_reap_delay"
+nrp_dmesg_mark
+nrp_snap
+
+fio --name=reap --filename="$dev" --direct=1 --ioengine=libaio --rw=randrw \
+	--bs=16k --iodepth=16 --size=48m --verify=crc32c --verify_fatal=1 \
+	--do_verify=1 --output=/tmp/reaper-fio.log &
+fio_pid=$!
+nrp_cleanup_push "kill $fio_pid"
+resets=0
+for i in 1 2 3 4; do
+	# wait for commands to flow through the reaper, then tear down
+	w0=$(nrp_stat "$ctrl" send_completion_waits)
+	for _ in $(seq $((150 * NRP_SLOW))); do
+		[ $(($(nrp_stat "$ctrl" send_completion_waits) - w0)) -gt 32 ] && break
+		kill -0 $fio_pid 2>/dev/null || break
+		sleep 0.2
+	done
+	kill -0 $fio_pid 2>/dev/null || break
+	[ $(($(nrp_stat "$ctrl" send_completion_waits) - w0)) -gt 32 ] ||
+		nrp_fail "reset $i: the reaper is not running ($(($(nrp_stat "$ctrl" send_completion_waits) - w0)) waits)"
+	echo 1 >"/sys/class/nvme/$ctrl/reset_controller" || nrp_fail "reset $i refused"
+	nrp_wait_state "$ctrl" $((30 * NRP_SLOW)) || nrp_fail "$ctrl not live after reset $i"
+	resets=$i
+done
+[ "$resets" -ge 2 ] || nrp_fail "fio ended after $resets resets: raise its size"
+wait $fio_pid || { tail -n 20 /tmp/reaper-fio.log; nrp_fail "fio failed across the resets"; }
+grep -q 'verify: bad' /tmp/reaper-fio.log && nrp_fail "data corrupted across the resets"
+waits=$(nrp_delta send_completion_waits)
+late=$((100000 - $(cat "$NRP_DEBUGFS/$ctrl/fault_reap_delay")))
+[ "$late" -gt 0 ] || nrp_fail "no reaper round ran late"
+echo "$resets resets under fio with every command reaped late: $waits waits, $late late rounds, data verified"
+
+# and a disconnect with rounds running
+fio --name=reap2 --filename="$dev" --direct=1 --ioengine=libaio --rw=randwrite \
+	--bs=16k --iodepth=16 --size=48m --output=/tmp/reaper-fio2.log &
+fio_pid=$!
+nrp_cleanup_push "kill $fio_pid"
+w0=$(nrp_stat "$ctrl" send_completion_waits)
+for _ in $(seq $((150 * NRP_SLOW))); do
+	[ $(($(nrp_stat "$ctrl" send_completion_waits) - w0)) -gt 32 ] && break
+	sleep 0.2
+done
+nrp_must nvme disconnect -n "$NRP_SUBNQN"
+nrp_wait_gone "$ctrl" 30 || nrp_fail "$ctrl still there after disconnect"
+timeout 60 tail --pid=$fio_pid -f /dev/null || nrp_fail "fio hung after the disconnect"
+wait $fio_pid
+echo "disconnect with late reaper rounds: $ctrl gone, fio ended"
+nrp_assert_no_splat
+nrp_pass
