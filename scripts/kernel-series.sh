@@ -35,8 +35,12 @@ re="^linux-headers-${series//./\\.}\\.[0-9]+(-[0-9]+|\\+deb[0-9]+)-amd64\$"
 
 # "PACKAGE VERSION" lines on stdin: the release of the headers package whose
 # version is $1, else (when $1 is empty or none matches) of the newest one.
+# The regex reaches awk through the environment: awk -v would take its
+# backslashes for escape sequences (gawk warns, busybox awk then misreads
+# the "\+" of "+deb").
 pick() {
-	awk -v want="$1" -v re="$re" '
+	want="$1" re="$re" awk '
+		BEGIN { want = ENVIRON["want"]; re = ENVIRON["re"] }
 		$1 ~ re && $2 != "(none)" {
 			rel = substr($1, length("linux-headers-") + 1)
 			if ($2 == want) exact = rel

@@ -24,7 +24,7 @@ for a in "$@"; do
 	*)			nrp_die "unknown option $a" ;;
 	esac
 done
-tools=(make gcc bc flex bison libelf-dev libssl-dev dwarves cpio xz-utils kmod
+tools=(make gcc bc flex bison libelf-dev libssl-dev dwarves cpio xz-utils kmod gawk mawk
        file sparse perl python3 qemu-system-x86 busybox-static
        nvme-cli rdma-core ibverbs-utils iproute2 fio e2fsprogs xfsprogs
        trace-cmd dkms python3-sphinx libibverbs-dev librdmacm-dev)
