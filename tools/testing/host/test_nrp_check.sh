@@ -415,7 +415,7 @@ r.expect("module.allow_soft_p2p", "fail", "the only RDMA devices are soft (rxe0)
 r.expect("rdma:rxe0", "info", "soft RDMA (rxe on eth0)", soft="rxe")
 r.expect("pair:0000:00:04.0:rxe0", "fail", "allow_soft_p2p=N", kernel_decision="soft")
 r.expect("controller:nvme1", "fail", "p2p_capable 0", fix="allow_soft_p2p=1")
-r.expect("namespace:nvme1n1", "fail", "inferred from the controller's p2p_capable", p2pdma=False)
+r.expect("namespace:nvme1n1", "fail", "inferred from nvme1's p2p_capable 0", p2pdma=False)
 r = soft_host("soft-y", "Y").run(want_rc=0)
 r.expect("module.allow_soft_p2p", "ok", value=True)
 r.expect("pair:0000:00:04.0:rxe0", "ok", "allow_soft_p2p=Y")
@@ -450,7 +450,7 @@ r.expect("nvme_core.multipath", "fail", fix="nvme_core.multipath=N")
 # --- Linux 6.12: the capability is a queue feature nothing shows
 h = switch_host("612", release="6.12.99+deb12-amd64")
 r = h.run(want_rc=0)
-r.expect("namespace:nvme0n1", "ok", "inferred from the controller's p2p_capable (Linux 6.12 keeps it")
+r.expect("namespace:nvme0n1", "ok", "inferred from nvme0's p2p_capable 1; the kernel does not show the flag: Linux 6.12 keeps it")
 
 # --- bad arguments
 for args, msg in ((["--client", "zz"], "not a PCI address"),
