@@ -400,6 +400,8 @@ def soft_host(name, allow):
     h = Host(name)
     gpu = h.dev("/sys/devices/pci0000:00/0000:00:04.0", 0x1AF4, 0x1110, 0x050000, config(None, None, 256), "nrp_gpu")
     h.p2pmem(gpu, 2 << 30, 0)
+    nic = h.dev("/sys/devices/pci0000:00/0000:00:03.0", 0x8086, 0x100E, 0x020000, config(None, None, 256), "e1000")
+    h.link("/sys/class/net/eth0/device", nic)
     h.rxe("rxe0", "eth0")
     h.module(allow=allow, transport="rdma_p2p")
     h.multipath("N")
@@ -412,7 +414,8 @@ def soft_host(name, allow):
 r = soft_host("soft-n", "N").run(want_rc=1)
 r.result("not ready")
 r.expect("module.allow_soft_p2p", "fail", "the only RDMA devices are soft (rxe0)", fix="allow_soft_p2p=1")
-r.expect("rdma:rxe0", "info", "soft RDMA (rxe on eth0)", soft="rxe")
+r.expect("rdma:rxe0", "info", "eth0 is PCI 0000:00:03.0, which never sees the P2P memory",
+         soft="rxe", netdev_pci="0000:00:03.0")
 r.expect("pair:0000:00:04.0:rxe0", "fail", "allow_soft_p2p=N", kernel_decision="soft")
 r.expect("controller:nvme1", "fail", "p2p_capable 0", fix="allow_soft_p2p=1")
 r.expect("namespace:nvme1n1", "fail", "inferred from nvme1's p2p_capable 0", p2pdma=False)

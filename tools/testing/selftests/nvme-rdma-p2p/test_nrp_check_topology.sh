@@ -15,6 +15,8 @@
 #    crosses the host bridge (q35's 8086:29c0, not on the kernel's
 #    whitelist): refused, unless the CPU is AMD Zen (-cpu EPYC), when
 #    the kernel maps it through the host bridge;
+#  - rxe on NIC A's netdev: soft RDMA, no PCI path whatever its NIC is;
+#    allow_soft_p2p decides (the module is not loaded: unknown);
 #  - ACS (QEMU gives root ports an ACS capability, its switch ports none):
 #    redirection on the root port above the CMB's device sends CMB-C
 #    through the host bridge (refused, or the host bridge on Zen) with
@@ -135,7 +137,28 @@ expect_pair() {
 	fi
 }
 
+# Soft RDMA on NIC A's netdev: a PCI NIC, but rxe copies with the CPU, so
+# no PCI path decides for it; allow_soft_p2p does (module not loaded).
+modprobe virtio_net || nrp_fail "no virtio_net driver"
+nrp_cleanup_push "modprobe -r virtio_net"
+modprobe rdma_rxe || nrp_fail "no rdma_rxe driver"
+ifname=
+for _ in $(seq 50); do
+	ifname=$(ls /sys/bus/pci/devices/"$nic_a"/virtio*/net/ 2>/dev/null | head -n1)
+	[ -n "$ifname" ] && break
+	sleep 0.2
+done
+[ -n "$ifname" ] || nrp_fail "no netdev on $nic_a"
+nrp_rdma_link rxe "$ifname" nrp_rxe_n
+
 nrp_check "${args[@]}"
+nrp_check_expect rdma:nrp_rxe_n info "soft RDMA (rxe on $ifname)"
+nrp_check_expect rdma:nrp_rxe_n info "$ifname is PCI $nic_a, which never sees the P2P memory"
+for p in "$gpu" "$cmb"; do
+	nrp_check_expect "pair:$p:nrp_rxe_n" unknown "allow_soft_p2p decides"
+	[ "$(nrp_check_val "pair:$p:nrp_rxe_n" data.kernel_decision)" = soft ] ||
+		nrp_fail "rxe on a PCI NIC given a PCI decision"
+done
 for p in "$gpu" "$cmb"; do
 	if [ "$has" = 1 ]; then
 		nrp_check_expect "provider:$p" ok "published"
