@@ -67,9 +67,26 @@ if [ -n "$missing" ]; then
 	nrp_log "installing:" $missing
 	# INITRD=No: the kernel image is for guests, which boot with an
 	# initramfs of our own; the host's initramfs hook would only cost time.
+	# apt's status lines (download, then install, each 0 to 100 %) show
+	# how far it is.
+	t0=$SECONDS
+	errs=$(mktemp)
 	# shellcheck disable=SC2086
-	$sudo env DEBIAN_FRONTEND=noninteractive INITRD=No apt-get install -y -qq \
-		--no-install-recommends $missing >/dev/null
+	{ $sudo env DEBIAN_FRONTEND=noninteractive INITRD=No apt-get install -y -qq \
+		--no-install-recommends -o APT::Status-Fd=3 $missing 3>&1 >/dev/null 2>"$errs"
+	  echo $? >"$errs.rc"; } |
+		while IFS=: read -r kind _ pct _; do
+			pct=${pct%%.*}
+			case $kind in
+			dlstatus) nrp_progress "downloading packages" "$((pct / 2))" 100 % "$t0" ;;
+			pmstatus) nrp_progress "installing packages" "$((50 + pct / 2))" 100 % "$t0" ;;
+			esac
+		done
+	rc=$(cat "$errs.rc")
+	rm -f "$errs.rc"
+	nrp_progress_end
+	[ "$rc" = 0 ] || { cat "$errs" >&2; nrp_die "apt-get install failed"; }
+	rm -f "$errs"
 fi
 stock=
 for series in $("$NRP_TOP/scripts/kernel-series.sh" list); do

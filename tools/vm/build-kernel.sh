@@ -68,20 +68,32 @@ while IFS= read -r line; do
 done <"$kdir/fragment.config"
 [ "$bad" = 0 ] || nrp_die "config fragment not satisfiable (see above)"
 
+# How many objects (kbuild's CC, LD, AR and AS steps) this kernel takes:
+# the count of its last build, else the one measured for the flavour and
+# series (config/objects.tsv), else unknown (no percentage then).
+objects() { grep -cE '^\s+(CC|LD|AR|AS)\b' "$1" 2>/dev/null || true; }
+total=$(cat "$NRP_CACHE/kernel/objects-$flavour-$NRP_SERIES" 2>/dev/null ||
+	awk -v f="$flavour" -v s="$NRP_SERIES" '$1 == f && $2 == s { print $3 }' \
+		"$NRP_TOP/tools/vm/config/objects.tsv")
 jobs=$(($(nproc) + 1))
-nrp_log "building $flavour kernel (make -j$jobs), log: $kdir/build.log"
+nrp_log "building $flavour kernel (make -j$jobs, ${total:-an unknown number of} objects), log: $kdir/build.log"
 make -C "$src" O="$obj" -j"$jobs" bzImage modules >"$kdir/build.log" 2>&1 &
 pid=$!
 start=$SECONDS
 while kill -0 "$pid" 2>/dev/null; do
-	sleep 30
-	n=$(grep -cE '^\s+(CC|LD|AR|AS)\b' "$kdir/build.log" || true)
-	nrp_log "  $flavour kernel: $n objects, $((SECONDS - start)) s"
+	sleep 2
+	nrp_progress "$flavour kernel" "$(objects "$kdir/build.log")" "${total:-0}" objects "$start"
 done
+nrp_progress_end
 wait "$pid" || {
 	tail -n 40 "$kdir/build.log" >&2
 	nrp_die "kernel build failed"
 }
+n=$(objects "$kdir/build.log")
+echo "$n" >"$NRP_CACHE/kernel/objects-$flavour-$NRP_SERIES"
+if [ -n "$total" ] && { [ $((n * 10)) -lt $((total * 9)) ] || [ $((n * 10)) -gt $((total * 11)) ]; }; then
+	nrp_log "$flavour kernel: $n objects where $total were expected (tools/vm/config/objects.tsv is out of date)"
+fi
 make -s -C "$src" O="$obj" INSTALL_MOD_PATH="$kdir/mods" \
 	INSTALL_MOD_STRIP=1 modules_install >>"$kdir/build.log" 2>&1
 make -s -C "$src" O="$obj" kernelrelease >"$kdir/kernelrelease"

@@ -34,13 +34,15 @@ export NRP_TOP NRP_KO NRP_KO_DIR NRP_FOREIGN_KO NRP_KERNEL NRP_DKMS_DIR NRP_TIER
 kmods=/lib/modules/$(uname -r)
 cp -r "/nrp-job/modules$kmods/." "$kmods/"
 
-# A job that hangs is killed by the host; a job that ends powers off here.
+# A job that hangs is killed by the host; a job that ends stops the guest
+# here: an immediate reboot, which QEMU's -no-reboot turns into its exit.
+# Not a power-off: the demo's kernel has no ACPI to power off with.
 poweroff_now() {
 	sync
-	echo o >/proc/sysrq-trigger
-	# Power-off runs asynchronously and takes 9p away: nothing may be
-	# read or executed from it any more, or init dies and the kernel
-	# panics. A loop in this (already parsed) function needs nothing.
+	echo b >/proc/sysrq-trigger
+	# The reboot takes 9p away: nothing may be read or executed from it
+	# any more, or init dies and the kernel panics. A loop in this
+	# (already parsed) function needs nothing.
 	while :; do :; done
 }
 cd "$NRP_TOP" || { echo "nrp-guest: no checkout at $NRP_TOP"; poweroff_now; }

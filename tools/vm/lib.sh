@@ -23,7 +23,7 @@ nrp_set_series() {
 	export NRP_SERIES NRP_SRC_TARBALL NRP_STOCK_KVER
 }
 
-# Guest kernel names: a flavour (stock, p2p, debug), of the series NRP_SERIES
+# Guest kernel names: a flavour (stock, demo, p2p, debug), of the series NRP_SERIES
 # (6.1 by default), or with the series appended (stock-6.12, p2p-6.12).
 # Sets NRP_FLAVOUR and switches to the name's series; the scripts taking a
 # --kernel NAME all go through here, so the names mean the same everywhere.
@@ -37,11 +37,58 @@ nrp_use_kernel() {
 	*)	NRP_FLAVOUR=$name ;;
 	esac
 	case "$NRP_FLAVOUR" in
-	stock|p2p|debug) ;;
-	*) nrp_die "unknown kernel '$name' (stock, p2p, debug, or with a series: stock-6.12, p2p-6.12)" ;;
+	stock|demo|p2p|debug) ;;
+	*) nrp_die "unknown kernel '$name' (stock, demo, p2p, debug, or with a series: stock-6.12, p2p-6.12)" ;;
 	esac
 }
 nrp_log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
+
+# "3 min 20 s" for a number of seconds.
+nrp_dur() {
+	if [ "$1" -ge 60 ]; then
+		echo "$(($1 / 60)) min $(($1 % 60)) s"
+	else
+		echo "$1 s"
+	fi
+}
+
+# Progress of a long step: LABEL, DONE of TOTAL (a count the step can
+# know, 0 if it cannot), UNIT (% for a percentage), and the SECONDS it
+# started at. With a total,
+# a percentage and an estimate of the time left from the rate so far. On
+# a terminal (stderr) one line updated in place, at most every 2 s; in a
+# log (CI) a line every 30 s. nrp_progress_end ends the line.
+_nrp_progress_last=0
+nrp_progress() { # LABEL DONE TOTAL UNIT START
+	local label=$1 done=$2 total=$3 unit=$4 el=$((SECONDS - $5)) msg left
+	if [ -t 2 ]; then
+		[ $((SECONDS - _nrp_progress_last)) -ge 2 ] || return 0
+	else
+		[ $((SECONDS - _nrp_progress_last)) -ge 30 ] || return 0
+	fi
+	_nrp_progress_last=$SECONDS
+	msg="$label: $done"
+	if [ "$unit" = % ]; then
+		msg+="%, $(nrp_dur "$el")"
+		[ "$done" -le 0 ] || [ "$done" -ge 100 ] ||
+			msg+=", about $(nrp_dur $((el * (100 - done) / done))) left"
+	elif [ "$total" -gt 0 ]; then
+		[ "$done" -le "$total" ] || total=$done
+		msg+=" of $total $unit ($((100 * done / total))%), $(nrp_dur "$el")"
+		if [ "$done" -gt 0 ] && [ "$done" -lt "$total" ]; then
+			left=$((el * (total - done) / done))
+			msg+=", about $(nrp_dur "$left") left"
+		fi
+	else
+		msg+=" $unit, $(nrp_dur "$el")"
+	fi
+	if [ -t 2 ]; then
+		printf '\r\033[K[%s] %s' "$(date +%H:%M:%S)" "$msg" >&2
+	else
+		nrp_log "$msg"
+	fi
+}
+nrp_progress_end() { [ ! -t 2 ] || printf '\n' >&2; _nrp_progress_last=0; }
 
 # Debian package version of the kernel source tarball (6.1.192-3).
 nrp_src_pkgver() {
@@ -71,17 +118,19 @@ nrp_src_tree() {
 	echo "$dir"
 }
 
-# Config fragments that make up a guest kernel flavour, in order.
+# Config fragments that make up a guest kernel flavour, in order: the
+# demo's kernel (base.config) and what the tests of a flavour add to it.
 nrp_flavour_fragments() {
 	local c=$NRP_TOP/tools/vm/config
 	local f
 	case "$1" in
-	p2p)	f="$c/p2p.config" ;;
-	debug)	f="$c/p2p.config $c/debug.config" ;;
-	*)	nrp_die "unknown guest kernel flavour '$1' (p2p, debug)" ;;
+	demo)	f="$c/base.config" ;;
+	p2p)	f="$c/base.config $c/p2p.config"
+		# what one series names differently from the other
+		[ ! -e "$c/p2p-$NRP_SERIES.config" ] || f="$f $c/p2p-$NRP_SERIES.config" ;;
+	debug)	f="$c/base.config $c/debug.config" ;;
+	*)	nrp_die "unknown guest kernel flavour '$1' (demo, p2p, debug)" ;;
 	esac
-	# what one series names differently from the other
-	[ ! -e "$c/p2p-$NRP_SERIES.config" ] || f="$f $c/p2p-$NRP_SERIES.config"
 	echo "$f"
 }
 

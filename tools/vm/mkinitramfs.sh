@@ -55,7 +55,8 @@ for m in /modules/*.ko; do
 done
 fail() {
 	echo "nrp-initramfs: $*"
-	echo o >/proc/sysrq-trigger
+	# QEMU -no-reboot exits (no ACPI power-off on the demo's kernel)
+	echo b >/proc/sysrq-trigger
 	sleep 10
 }
 # cache=loose: without a page cache in the guest, every exec faults the

@@ -5,8 +5,8 @@
 #
 #   tools/vm/run-guest.sh [options] -- COMMAND...
 #
-#   --kernel NAME             guest kernel: stock, p2p, debug (Linux 6.1), or
-#                             stock-6.12, p2p-6.12 (default: stock)
+#   --kernel NAME             guest kernel: stock, demo, p2p, debug (Linux
+#                             6.1), or stock-6.12, p2p-6.12 (default: stock)
 #   --out DIR                 where console.log, output.txt, dmesg.txt go
 #                             (default: a new directory under /tmp)
 #   --timeout SECONDS         kill the guest after this long (default: 900)
@@ -100,7 +100,7 @@ stock)
 	guest_mods=
 	[ -r "$kimage" ] || nrp_die "$kimage missing (apt-get install linux-image-$NRP_STOCK_KVER)"
 	;;
-p2p|debug)
+demo|p2p|debug)
 	kd=$("$NRP_TOP/tools/vm/build-kernel.sh" "$NRP_FLAVOUR")
 	kimage=$kd/bzImage
 	kmods=$(echo "$kd"/mods/lib/modules/*)
