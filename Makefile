@@ -12,7 +12,11 @@
 #                         list) unless KDIR names one kernel
 #   make check            the test suite in QEMU guests (CI's tier)
 #   make check-full       everything: all tests on every kernel and over siw
+#                         (SHARD=K/N: a part of it; make check-summary
+#                         LEDGERS="..." merges the parts)
 #   make demo             boot a guest and write a verified checkpoint
+#   make bench            ours against the in-tree transport (tools/bench)
+#   make bench-memory     the memory of one controller, ours and in-tree
 #
 # KDIR defaults to the running kernel's build tree, else the installed
 # headers of Debian's stock 6.1 kernel that match linux-source-6.1, found by
@@ -39,7 +43,7 @@ GEN := $(TOP)/.gen/$(if $(KREL),$(KREL),unknown)
 KBUILD_ARGS := -C $(KDIR) M=$(TOP) NVME_RDMA_P2P_GEN=$(GEN)
 
 .PHONY: all modules gen install install-modprobe-conf uninstall sign clean clean-objs \
-	check-style check check-full demo bench htmldocs
+	check-style check check-full check-summary demo bench bench-memory htmldocs
 
 all: modules
 
@@ -112,14 +116,28 @@ endif
 check:
 	@$(TOP)/tools/testing/run-all.sh --tier check
 
+# The full tier, whole or in shards: SHARD=K/N runs the K-th of N parts,
+# LEDGER=DIR keeps its results (default check-full/<commit>-<K>of<N>),
+# RESUME=1 goes on where a run in that ledger stopped. check-summary
+# merges the ledgers of all shards of one commit: LEDGERS="DIR...".
+CHECK_FULL_LEDGER = $(or $(LEDGER),$(TOP)/check-full/$(shell git -C $(TOP) rev-parse --short HEAD 2>/dev/null || echo tree)-$(if $(SHARD),$(subst /,of,$(SHARD)),all))
 check-full:
-	@$(TOP)/tools/testing/run-all.sh --tier full
+	@$(TOP)/tools/testing/run-all.sh --tier full --out $(CHECK_FULL_LEDGER) \
+		$(if $(SHARD),--shard $(SHARD)) $(if $(RESUME),--resume)
+
+check-summary:
+	@test -n "$(LEDGERS)" || { echo "nvme-rdma-p2p: make check-summary LEDGERS=\"DIR...\" (the shards' ledgers)" >&2; exit 1; }
+	@$(TOP)/tools/testing/run-all.sh --merge $(LEDGERS)
 
 demo:
 	@$(TOP)/tools/demo.sh
 
 bench:
 	@$(TOP)/tools/bench/run.sh
+
+# The memory of one controller, ours against in-tree, at 2 to 240 CPUs.
+bench-memory:
+	@$(TOP)/tools/bench/memory.sh
 
 # The rst documentation, as the kernel builds its own: warnings are errors.
 htmldocs:

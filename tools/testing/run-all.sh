@@ -5,8 +5,9 @@
 # "N passed, N failed, N skipped".
 #
 #   tools/testing/run-all.sh [--tier check|full] [--kernels "stock p2p ..."]
-#                            [--out DIR] [--no-setup] [--no-host-tests]
-#                            [TEST...]
+#                            [--out DIR] [--shard K/N] [--resume]
+#                            [--no-setup] [--no-host-tests] [TEST...]
+#   tools/testing/run-all.sh --merge DIR...
 #
 # Two tiers (NRP_TIER, or --tier; "make check" and "make check-full"):
 #   check  what CI runs, within 60 minutes cold on 2 cores: every test on
@@ -25,18 +26,94 @@
 # NRP_DEBUG_TESTS, NRP_SIW_KERNELS, NRP_PAIR_KERNELS and NRP_PAIR_TESTS=all
 # override the tier's choices (see below). --no-setup and --no-host-tests
 # leave out those parts (the host test of this runner uses them, with
-# NRP_RUN_GUEST naming a stand-in for tools/vm/run-guest.sh).
+# NRP_RUN_GUEST naming a stand-in for tools/vm/run-guest.sh, and
+# NRP_HOST_TESTS a directory of stand-in host tests).
+#
+# Shards (make check-full SHARD=K/N): the tier's parts (the host tests,
+# each kernel with its guests, pairs and shape boots, and the full tier's
+# make demo and make bench runs) are dealt out to N shards by their time,
+# longest first, each to the shard with the least so far; shard K runs its
+# own. Every run keeps a ledger in DIR (--out; TAP and kernel logs per
+# guest, results.tsv, the time of each part, the commit); --resume with the
+# same DIR skips the parts a run before finished. --merge takes the ledgers
+# of all N shards of one commit, refuses shards of different commits or a
+# missing shard or part, and prints the one "N passed, N failed, N skipped"
+# line. Documentation/testing.rst says how to run it across machines.
 set -uo pipefail
 . "$(dirname "$0")/../vm/lib.sh"
+
+# The summary of a sharded run: see --merge above.
+merge() { # DIR...
+	local d commit= c tier= t n= k shards=() want all= g missing= rc=0
+	for d in "$@"; do
+		[ -r "$d/ledger/commit" ] || nrp_die "$d: no ledger (not a run-all.sh --out directory)"
+		c=$(cat "$d/ledger/commit")
+		[ -z "$commit" ] || [ "$c" = "$commit" ] ||
+			nrp_die "shards of different commits: $commit and $c ($d)"
+		commit=$c
+		read -r t k n <"$d/ledger/shard"
+		[ -z "$tier" ] || [ "$t" = "$tier" ] || nrp_die "shards of different tiers: $tier and $t ($d)"
+		tier=$t
+		shards+=("$k/$n")
+		all=$(cat "$d/ledger/parts-all")
+	done
+	for ((k = 1; k <= n; k++)); do
+		in_list "$k/$n" "${shards[@]}" || nrp_die "shard $k/$n is missing (have: ${shards[*]})"
+	done
+	echo "commit $commit, tier $tier, shards ${shards[*]}"
+	echo "time per part:"
+	for d in "$@"; do
+		read -r _ k n <"$d/ledger/shard"
+		while IFS=$'\t' read -r name secs _; do
+			printf '  %-28s %5d s  (shard %s)\n' "$name" "$secs" "$k/$n"
+		done <"$d/parts.tsv"
+	done
+	cat "${@/%//results.tsv}" >"${TMPDIR:-/tmp}/nrp-merge.$$"
+	for g in $all; do
+		want=0
+		for d in "$@"; do
+			grep -qx "$g" "$d/ledger/parts-done" 2>/dev/null && want=1
+		done
+		[ "$want" = 1 ] || missing+=" $g"
+	done
+	if [ -n "$missing" ]; then
+		printf 'fail\tsuite/parts-ran\tsuite\n' >>"${TMPDIR:-/tmp}/nrp-merge.$$"
+		echo "FAIL  suite/parts-ran  (parts that never finished:$missing)"
+	fi
+	local pass fail skip
+	pass=$(grep -c '^pass' "${TMPDIR:-/tmp}/nrp-merge.$$")
+	fail=$(grep -c '^fail' "${TMPDIR:-/tmp}/nrp-merge.$$")
+	skip=$(grep -c '^skip' "${TMPDIR:-/tmp}/nrp-merge.$$")
+	[ "$fail" = 0 ] || echo "failed: $(awk -F'\t' '$1 == "fail" { printf "%s ", $2 }' "${TMPDIR:-/tmp}/nrp-merge.$$")"
+	rm -f "${TMPDIR:-/tmp}/nrp-merge.$$"
+	echo "$pass passed, $fail failed, $skip skipped"
+	[ "$fail" = 0 ] || rc=1
+	return $rc
+}
+in_list() { # WORD WORD...: whether $1 is one of the words $2...
+	local w=$1
+	shift
+	[[ " $* " == *" $w "* ]]
+}
+if [ "${1:-}" = --merge ]; then
+	shift
+	[ $# -gt 0 ] || nrp_die "--merge needs the ledger directories of the shards"
+	merge "$@"
+	exit
+fi
 
 tier=${NRP_TIER:-check}
 kernels=${NRP_KERNELS:-}
 out=
+shard=${SHARD:-} resume=
 do_setup=1 do_host=1
 run_guest=${NRP_RUN_GUEST:-$NRP_TOP/tools/vm/run-guest.sh}
+host_tests=${NRP_HOST_TESTS:-$NRP_TOP/tools/testing/host}
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--no-setup)	do_setup=; shift ;;
+	--shard)	shard=$2; shift 2 ;;
+	--resume)	resume=1; shift ;;
 	--no-host-tests) do_host=; shift ;;
 	--tier)		tier=$2; shift 2 ;;
 	--kernels)	kernels=$2; shift 2 ;;
@@ -55,21 +132,41 @@ esac
 # tier that asserts the same (test_p2p_user_fs.sh).
 export NRP_TIER=$tier
 # The check tier's kernels: both stock kernels' series through stock 6.1
-# (every test) and the two P2PDMA kernels (6.1 and 6.12). Stock 6.12 and
-# the debug kernel, each a further kernel build or boot the 60-minute cold
-# budget has no room for, run in the full tier.
+# (every test), the two P2PDMA kernels (6.1 and 6.12), and the debug kernel
+# (KASAN, lockdep, kmemleak: base.config and what its tests need, so that
+# it builds in the cold budget). Stock 6.12 runs in the full tier.
 if [ -z "$kernels" ]; then
-	kernels="stock p2p p2p-6.12"
+	kernels="stock p2p p2p-6.12 debug"
 	[ "$tier" = full ] && kernels="stock p2p debug stock-6.12 p2p-6.12"
 fi
-# The debug kernel (KASAN, lockdep, kmemleak) runs about seven times slower
-# than the others under TCG; when it is selected outside the full tier it
-# runs the tests that reach every part of the module once (load, connect,
-# I/O, reset, teardown under load, P2P fixture). NRP_DEBUG_TESTS=all runs
-# the whole suite there.
-debug_default="module_load transport_registered connect reset_during_io teardown_live gpu_standin"
+# The debug kernel runs about seven times slower than the others under
+# TCG; in the check tier it runs the tests that reach every part of the
+# module once (load, connect over IPv4 and IPv6, I/O, reset, teardown under
+# load, the P2P fixture, teardown racing the send reaper), and the full
+# tier every test whose kernel features it has (debug_lacks).
+# NRP_DEBUG_TESTS=all runs the whole suite there.
+debug_default="module_load transport_registered connect reset_during_io teardown_live gpu_standin teardown_reaper"
 [ "$tier" = full ] && debug_default=all
 debug_tests=${NRP_DEBUG_TESTS:-$debug_default}
+# What the debug kernel has not (debug.config keeps it small): tests of
+# filesystems, siw, io_uring, tracing, authentication, a QEMU NVMe device,
+# and what needs the stock kernel's or DKMS's own modules. They run on the
+# other kernels.
+debug_lacks="filesystems backends_siw p2p_siw p2p_user_raw p2p_user_fs poll_queues
+	tracepoints auth p2p_auth pi_namespace log_wording dkms_load p2p_nvmet
+	nrp_check fixtures many_ctrls shape_cpus"
+# nvme_core multipath (run-guest.sh --multipath) of the P2PDMA kernels'
+# boots: the suite passes both ways, so each tier runs each kernel one way
+# and the other tier the other. The debug kernel runs N (known-splats.conf
+# says why); stock kernels Debian's default, Y.
+multipath_of() { # KERNEL
+	case $tier/$1 in
+	*/debug*)		echo N ;;
+	check/p2p | full/p2p-6.12)	echo Y ;;
+	check/p2p-6.12 | full/p2p)	echo N ;;
+	*)			echo "" ;;
+	esac
+}
 # A guest boot's limit: the full tier runs half the suite on the debug
 # kernel in one boot (about an hour and a quarter).
 guest_timeout=${NRP_GUEST_TIMEOUT:-2400}
@@ -79,24 +176,41 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
 # Results and part times go to files, so that the two lanes (below), one
-# of them a subshell, count into the same summary.
-: >"$out/results.tsv"
-: >"$out/parts.tsv"
+# of them a subshell, count into the same summary. Each result names the
+# part (RPART) it belongs to, so that --resume keeps those of finished
+# parts and drops the rest.
+mkdir -p "$out/ledger"
+commit=$(git -C "$NRP_TOP" rev-parse HEAD 2>/dev/null || echo unknown)
+[ -z "$(git -C "$NRP_TOP" status --porcelain 2>/dev/null)" ] || commit+="-dirty"
+if [ -n "$resume" ] && [ -r "$out/ledger/commit" ]; then
+	[ "$(cat "$out/ledger/commit")" = "$commit" ] ||
+		nrp_die "--resume: $out holds a run of $(cat "$out/ledger/commit"), this is $commit"
+	touch "$out/ledger/parts-done"
+	awk -F'\t' 'NR == FNR { done[$1] = 1; next } done[$3]' "$out/ledger/parts-done" \
+		"$out/results.tsv" >"$out/results.tsv.kept" 2>/dev/null
+	mv "$out/results.tsv.kept" "$out/results.tsv"
+	awk -F'\t' 'NR == FNR { done[$1] = 1; next } done[$3]' "$out/ledger/parts-done" \
+		"$out/parts.tsv" >"$out/parts.tsv.kept" 2>/dev/null
+	mv "$out/parts.tsv.kept" "$out/parts.tsv"
+	nrp_log "resuming: parts done before: $(tr '\n' ' ' <"$out/ledger/parts-done")"
+else
+	: >"$out/results.tsv"
+	: >"$out/parts.tsv"
+	: >"$out/ledger/parts-done"
+fi
+echo "$commit" >"$out/ledger/commit"
+RPART=suite
 result() { # STATUS NAME [DETAIL]
 	case $1 in
 	pass|skip) ;;
 	*) set -- fail "${@:2}" ;;
 	esac
-	printf '%s\t%s\n' "$1" "$2" >>"$out/results.tsv"
+	printf '%s\t%s\t%s\n' "$1" "$2" "$RPART" >>"$out/results.tsv"
 	printf '%-4s  %s%s\n' "${1^^}" "$2" "${3:+  ($3)}"
 }
-part_add() { printf '%s\t%s\n' "$1" "$2" >>"$out/parts.tsv"; } # NAME SECONDS
-# Whether word $1 is one of the words $2...
-in_list() {
-	local w=$1
-	shift
-	[[ " $* " == *" $w "* ]]
-}
+part_add() { printf '%s\t%s\t%s\n' "$1" "$2" "$RPART" >>"$out/parts.tsv"; } # NAME SECONDS
+part_done() { echo "$1" >>"$out/ledger/parts-done"; }
+done_before() { grep -qx "$1" "$out/ledger/parts-done"; }
 
 # The TAP lines of an in-guest run as results named KERNEL/TEST, or
 # KERNEL-siw/TEST for a test run over siw (TEST@siw); a passing test shows
@@ -174,6 +288,47 @@ timed() { # PART COMMAND...: run COMMAND, remember how long it took
 	return $rc
 }
 
+# The parts of the tier and, with --shard K/N, this shard's: each kernel
+# with its guests, pairs and shape boots (they share its build), the host
+# tests, and the full tier's extras (make demo, make bench). Weights in
+# seconds of a cold run, kernel builds included: they only deal the parts
+# out evenly, longest first, each to the shard with the least so far.
+part_weight() {
+	case $1 in
+	host)		echo 900 ;;
+	extras)		echo 2400 ;;
+	stock)		echo 3000 ;;
+	stock-*)	echo 2700 ;;
+	debug)		echo 6000 ;;
+	p2p-*)		echo 3900 ;;
+	*)		echo 3300 ;;
+	esac
+}
+parts_all="host $kernels"
+[ "$tier" = full ] && [ $# = 0 ] && parts_all+=" extras"
+my_parts=$parts_all
+shard_k=1 shard_n=1
+if [ -n "$shard" ]; then
+	[[ $shard =~ ^([0-9]+)/([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" -ge 1 ] &&
+		[ "${BASH_REMATCH[1]}" -le "${BASH_REMATCH[2]}" ] ||
+		nrp_die "--shard takes K/N with 1 <= K <= N, not '$shard'"
+	shard_k=${BASH_REMATCH[1]} shard_n=${BASH_REMATCH[2]}
+	my_parts=$(for p in $parts_all; do echo "$(part_weight "$p") $p"; done |
+		sort -k1,1nr -k2,2 | awk -v n="$shard_n" -v k="$shard_k" '
+		{ b = 1; for (i = 2; i <= n; i++) if (load[i] < load[b]) b = i
+		  load[b] += $1; if (b == k) printf "%s ", $2 }')
+	kernels=$(for k in $kernels; do in_list "$k" $my_parts && printf '%s ' "$k"; done)
+	in_list host $my_parts || do_host=
+	nrp_log "shard $shard_k/$shard_n of the $tier tier: $my_parts"
+fi
+echo "$tier $shard_k $shard_n" >"$out/ledger/shard"
+echo "$parts_all" | tr ' ' '\n' | grep . >"$out/ledger/parts-all"
+# a finished part is not run again by --resume
+if [ -n "$resume" ]; then
+	done_before host && do_host=
+	kernels=$(for k in $kernels; do done_before "$k" || printf '%s ' "$k"; done)
+fi
+
 start=$SECONDS
 nrp_log "results in $out (tier $tier)"
 
@@ -225,7 +380,7 @@ need_kernel() {
 # run beside the first guest part (host_collect counts them afterwards).
 host_run() {
 	local t name t0=$SECONDS t1
-	for t in "$NRP_TOP"/tools/testing/host/test_*.sh; do
+	for t in "$host_tests"/test_*.sh; do
 		name=$(basename "$t" .sh)
 		name=${name#test_}
 		t1=$SECONDS
@@ -235,9 +390,9 @@ host_run() {
 	echo $((SECONDS - t0)) >"$out/host.secs"
 }
 host_collect() {
-	local t name rc secs
+	local t name rc secs RPART=host
 	wait "$host_pid"
-	for t in "$NRP_TOP"/tools/testing/host/test_*.sh; do
+	for t in "$host_tests"/test_*.sh; do
 		name=$(basename "$t" .sh)
 		name=${name#test_}
 		rc= secs=
@@ -250,6 +405,7 @@ host_collect() {
 		esac
 	done
 	part_add "host tests" "$(cat "$out/host.secs" 2>/dev/null || echo 0)"
+	part_done host
 }
 host_pid=
 if [ -n "$do_host" ]; then
@@ -263,10 +419,26 @@ fi
 # A TAG of the form KERNEL#N is boot N of a suite split over several
 # boots: its tests are KERNEL/TEST, the boot itself KERNEL-N.
 suite_run() { # TAG KERNEL [run-guest.sh options] -- COMMAND...
-	local tag=$1 k=$2 boot=${1/\#/-} grc
+	local tag=$1 k=$2 boot=${1/\#/-} grc gpid t0=$SECONDS o plan n cur
 	shift 2
 	"$run_guest" --kernel "$k" --out "$out/guest-$boot" \
-		--timeout "$guest_timeout" "$@" 2>"$out/guest-$boot.log"
+		--timeout "$guest_timeout" "$@" 2>"$out/guest-$boot.log" &
+	gpid=$!
+	# how far the guest is: tests done of its plan, and the one running
+	o=$out/guest-$boot/output.txt
+	while kill -0 "$gpid" 2>/dev/null; do
+		sleep 2
+		plan=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "$o" 2>/dev/null | head -n1)
+		n=$(grep -cE '^(not )?ok ' "$o" 2>/dev/null)
+		cur=$(grep '^# --- ' "$o" 2>/dev/null | tail -n1 | cut -c7-)
+		if [ -n "$plan" ]; then
+			nrp_progress "guest $tag (${cur:-starting})" "${n:-0}" "$plan" tests "$t0"
+		else
+			nrp_progress "guest $tag (booting)" 0 0 tests "$t0"
+		fi
+	done
+	nrp_progress_end
+	wait "$gpid"
 	grc=$?
 	if [ "$grc" = 3 ]; then
 		# nothing ran: one result says why, not one per missing test
@@ -344,11 +516,14 @@ check_612_on_61=(p2p_checkpoint p2p_concurrent p2p_nvmet p2p_siw p2p_multipath
 rxe_on_stock=("${siw_all[@]}" batch_map_fail post_fail_mr bogus_invalidation
 	exit_during_free reconnect_quiesced mdts_shrink device_removal
 	log_wording transport_name pi_namespace fuzz_options nrp_stat
-	hostile_target dkms_load)
+	hostile_target dkms_load queue_shrink teardown_reaper many_ctrls)
 # Full tier only: dkms_load spends 4 to 9 minutes of a TCG guest in bash
 # (dkms install and remove); the check tier covers DKMS on the host
 # (host/dkms: add, build, install, remove for both series).
-full_only=(dkms_load)
+# many_ctrls connects 64 controllers twice (ours and in-tree), about ten
+# minutes of a TCG guest; its parts (connect, I/O, disconnect leaving
+# nothing) run in the check tier at the size of one controller.
+full_only=(dkms_load many_ctrls)
 
 # Seconds a test took on the debug kernel under TCG in a whole-suite run
 # (the full tier at f2bbf84: boots of 4813 and 4932 s); a test not listed
@@ -410,14 +585,17 @@ guest_part() { # KERNEL TEST...
 		case $k in stock | stock-* | debug) ;; *) p2p_check=1 ;; esac
 	fi
 	if [ ${#tests[@]} = 0 ] && { [ -n "$p2p_check" ] || in_list "$k" "$siw_kernels" ||
-		[ "$tier" = check ] || [ -n "$shard" ]; }; then
+		[ "$tier" = check ] || [ -n "$shard" ] || [ "$k" = debug ]; }; then
 		# run_tests.sh runs all tests when none is named: name them
 		for t in "$NRP_TOP"/tools/testing/selftests/nvme-rdma-p2p/test_*.sh; do
 			t=$(basename "$t" .sh)
 			t=${t#test_}
-			case $t in pair_*) continue ;; esac
+			# shape_cpus runs in guests of its own (shape_part)
+			case $t in pair_* | shape_cpus) continue ;; esac
 			# the check tier leaves out what only the full tier runs
 			[ "$tier" = check ] && [ $# = 0 ] && in_list "$t" "${full_only[@]}" && continue
+			# the debug kernel what its config lacks
+			[ "$k" = debug ] && in_list "$t" $debug_lacks && continue
 			tests+=("$t")
 		done
 	fi
@@ -482,8 +660,10 @@ guest_part() { # KERNEL TEST...
 			dkms=(--dkms)
 		fi ;;
 	esac
-	nrp_log "guest $tag: running the in-guest suite"
-	timed "guest $tag" suite_run "$tag" "$k" --foreign-ko "$foreign" "${dkms[@]}" \
+	local mp=()
+	[ -z "$(multipath_of "$k")" ] || mp=(--multipath "$(multipath_of "$k")")
+	nrp_log "guest $tag: running the in-guest suite${mp[*]:+ (nvme_core ${mp[*]})}"
+	timed "guest $tag" suite_run "$tag" "$k" --foreign-ko "$foreign" "${dkms[@]}" "${mp[@]}" \
 		-- tools/testing/selftests/nvme-rdma-p2p/run_tests.sh "${limit[@]}" "${tests[@]}"
 }
 
@@ -542,6 +722,27 @@ pair_part() { # KERNEL ALL-TESTS-NAMED?
 	timed "pair $k" pair_run "$k" "${ptests[@]}"
 }
 
+# The GPU server's shape (issue 27): test_shape_cpus.sh in guests of more
+# CPUs than the suite's two. The check tier boots the stock kernel with 240
+# possible CPUs (two online: nr_cpu_ids as on a 224-thread host, sizing
+# every per-controller structure by it); the full tier also with 16 online
+# CPUs, each with queues of its own that must carry I/O. NRP_SHAPE_SMP
+# overrides the list (QEMU -smp values, space-separated).
+shape_default="2,maxcpus=240"
+[ "$tier" = full ] && shape_default="2,maxcpus=240 16"
+shape_smps=${NRP_SHAPE_SMP-$shape_default}
+shape_part() { # KERNEL
+	local k=$1 smp tag
+	is_named shape_cpus || return 0
+	for smp in $shape_smps; do
+		tag="$k-smp${smp//[^0-9]/_}"
+		tag=${tag%_}
+		nrp_log "guest $tag: test_shape_cpus.sh with -smp $smp"
+		timed "guest $tag" suite_run "$tag" "$k" --smp "$smp" \
+			-- tools/testing/selftests/nvme-rdma-p2p/run_tests.sh shape_cpus
+	done
+}
+
 # Kernel by kernel, its guest and then its pair, in two lanes that run side
 # by side: a TCG guest keeps about one of the two cores busy, so two at a
 # time use the machine. Lane A takes the stock kernels (no build: they start
@@ -554,10 +755,16 @@ run_kernels() { # KERNEL... (then the named tests, after --)
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do ks+=("$1"); shift; done
 	shift
 	for k in "${ks[@]}"; do
+		RPART=${k%#*}
 		guest_part "$k" "$@"
 		[ -z "$host_pid" ] || { host_collect; host_pid=; }
-		case $k in *'#'*) continue ;; esac
+		case $k in
+		*'#'*)	echo "$k" >>"$out/ledger/boots-done"
+			continue ;;
+		esac
 		pair_part "$k" "$all"
+		[ "$k" != stock ] || shape_part "$k"
+		part_done "$k"
 	done
 }
 # The whole suite on the debug kernel (full tier) is over two hours of one
@@ -594,15 +801,26 @@ else
 	cat "$out/lane-b.log"
 fi
 [ -z "$host_pid" ] || host_collect
+# the debug kernel's two boots make one part
+if in_list debug $kernels && [ -n "$debug_split" ] &&
+	grep -qx 'debug#1' "$out/ledger/boots-done" 2>/dev/null &&
+	grep -qx 'debug#2' "$out/ledger/boots-done" 2>/dev/null; then
+	part_done debug
+fi
+RPART=extras
+run_extras=
+[ "$tier" = full ] && [ $# = 0 ] && in_list extras $my_parts &&
+	! done_before extras && run_extras=1
 
 # The full tier runs the README's main job itself, host half included: on
-# the default p2p kernel, and on p2p-6.12 (a checkpoint file on XFS from
-# P2P memory mapped into a user process) when that kernel is selected.
-if [ "$tier" = full ] && [ $# = 0 ]; then
-	for k in p2p p2p-6.12; do
-		in_list "$k" "$kernels" || continue
+# its default kernel (demo, the lean 6.1 one), and on p2p-6.12 (a
+# checkpoint file on XFS from P2P memory mapped into a user process) when
+# that kernel is selected.
+if [ -n "$run_extras" ]; then
+	for k in demo p2p-6.12; do
+		[ "$k" = demo ] || in_list "$k" $parts_all || continue
 		name=make-demo
-		[ "$k" = p2p ] || name=make-demo-$k
+		[ "$k" = demo ] || name=make-demo-$k
 		nrp_log "make demo ($k)"
 		if NRP_DEMO_KERNEL=$k timed "$name" make -s -C "$NRP_TOP" demo >"$out/$name.log" 2>&1 &&
 			grep -q 'checkpoint verified' "$out/$name.log"; then
@@ -617,7 +835,7 @@ fi
 # The full tier also runs "make bench" (README), short: one profile, few
 # I/Os, a small checkpoint. It checks that the benchmark works and prints
 # its table; its numbers are not judged here (benchmarks are not tests).
-if [ "$tier" = full ] && [ $# = 0 ] && in_list p2p "$kernels"; then
+if [ -n "$run_extras" ] && in_list p2p $parts_all; then
 	nrp_log "make bench (short)"
 	if NRP_BENCH_RUNS=2 NRP_BENCH_IOS=500 NRP_BENCH_PROFILES=rr4k_qd1 \
 		NRP_BENCH_ATTR_IOS=300 NRP_BENCH_CKPT_MIB=16 NRP_BENCH_OUT="$out/bench" \
@@ -630,6 +848,23 @@ if [ "$tier" = full ] && [ $# = 0 ] && in_list p2p "$kernels"; then
 	fi
 fi
 
+# And "make bench-memory" (README), short: one shape, one run per
+# transport; its table is printed, its numbers not judged.
+if [ -n "$run_extras" ] && in_list stock $parts_all; then
+	nrp_log "make bench-memory (short)"
+	if NRP_MEM_SHAPES="2/" NRP_MEM_RUNS=1 timed "make bench-memory" \
+		make -s -C "$NRP_TOP" bench-memory >"$out/bench-memory.log" 2>&1 &&
+		grep -q 'ours / in-tree' "$out/bench-memory.log"; then
+		result pass "host/make-bench-memory"
+	else
+		result fail "host/make-bench-memory" "see $out/bench-memory.log"
+		tail -n 15 "$out/bench-memory.log" | sed 's/^/      /'
+	fi
+fi
+
+[ -z "$run_extras" ] || part_done extras
+RPART=suite
+
 # the background builds, as parts of their own (they overlapped others)
 for k in "${bg_kernels[@]}"; do
 	[ -e "$out/kernel-$k.done" ] || continue
@@ -640,14 +875,15 @@ builder=
 
 total=$((SECONDS - start))
 echo "time per part:"
-while IFS=$'\t' read -r name secs; do
+while IFS=$'\t' read -r name secs _; do
 	printf '  %-20s %5d s\n' "$name" "$secs"
 done <"$out/parts.tsv"
 printf '  %-20s %5d s (%d min)\n' total "$total" $(((total + 59) / 60))
 # The check tier's budget: a cold run (packages and kernels not yet there)
 # within 60 minutes on 2 cores, so that CI's 90 keep room for new kernels.
 budget=${NRP_TIME_BUDGET:-3600}
-if [ "$tier" = check ] && [ $# = 0 ] && [ "$budget" -gt 0 ]; then
+if [ "$tier" = check ] && [ $# = 0 ] && [ "$budget" -gt 0 ] && [ "$shard_n" = 1 ] &&
+	[ -z "$resume" ]; then
 	if [ "$total" -le "$budget" ]; then
 		result pass "suite/time-budget" "$total s of $budget s"
 	else
