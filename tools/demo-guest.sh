@@ -20,9 +20,6 @@ size=${1:-256}
 step() { echo "==> $*"; }
 indent() { sed 's/^/    /'; }
 
-step "nvme_core without multipath (on 6.1 the multipath head disk never advertises P2PDMA)"
-nrp_nvme_core_multipath N
-
 step "the GPU stand-in: a QEMU ivshmem BAR registered and published as P2PDMA memory"
 nrp_gpu_setup
 user=
@@ -67,6 +64,13 @@ nrp_ctrl_is_ours "$NRP_CTRL" || nrp_fail "$NRP_CTRL is not driven by nvme-rdma-p
 NRP_NS=$(nrp_ns_dev "$NRP_CTRL") || nrp_fail "no namespace block device appeared"
 nvme list | indent
 echo "    $NRP_CTRL: $(cat /sys/class/nvme/$NRP_CTRL/address), driven by nvme-rdma-p2p, p2p_capable $(nrp_stat "$NRP_CTRL" p2p_capable)"
+if [ "$(cat /sys/module/nvme_core/parameters/multipath)" = Y ]; then
+	# Debian's default: the namespace is a multipath head disk, which
+	# takes P2P pages while every controller of its subsystem can
+	nrp_wait_head_p2p "$(basename "$NRP_NS")" 1 ||
+		nrp_fail "head $NRP_NS does not take P2P pages: $(cat "$NRP_DEBUGFS/heads")"
+	echo "    nvme_core multipath=Y: $NRP_NS is the multipath head disk, P2PDMA on: $(grep "^$(basename "$NRP_NS") " "$NRP_DEBUGFS/heads" | cut -d' ' -f2-)"
+fi
 
 if [ -n "$user" ]; then
 	mnt=/mnt/nrp-demo

@@ -37,6 +37,10 @@ nrp_cleanup_push() { _nrp_cleanups+=("$*"); }
 _nrp_run_cleanups() {
 	local i out rc
 	for ((i = ${#_nrp_cleanups[@]} - 1; i >= 0; i--)); do
+		# a background job that ended on its own is the normal case
+		case ${_nrp_cleanups[$i]} in
+		"kill "*) eval "${_nrp_cleanups[$i]}" >/dev/null 2>&1; continue ;;
+		esac
 		out=$(eval "${_nrp_cleanups[$i]}" 2>&1)
 		rc=$?
 		[ "$rc" = 0 ] ||

@@ -1,14 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0
 # Fixtures of the P2PDMA tests, on top of lib.sh: the GPU stand-in
-# (tools/nrp-gpu), nvme_core without multipath, and a controller of ours
-# whose namespace takes P2PDMA pages.
+# (tools/nrp-gpu), and a controller of ours whose namespace takes P2PDMA
+# pages.
 #
-# Why multipath=N: on 6.1 the multipath head disk (/dev/nvmeXnY with
-# nvme_core.multipath=Y) never gets the P2PDMA queue flag from its paths,
-# and nothing tells a transport when a path of another controller joins
-# the head, so the flag cannot be kept true for "every live path" from a
-# transport module. P2P submitters check the flag and refuse the head;
-# the tests use the per-controller disks that multipath=N gives.
+# nvme_core's multipath is what the boot says (run-guest.sh --multipath;
+# Debian's default is Y): with Y the namespace is the multipath head disk,
+# which our module marks as taking P2PDMA pages while every controller of
+# its subsystem is one of ours that can carry them (rdma_p2p_mpath.c);
+# with N it is the controller's own disk. The tests pass either way.
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 NRP_P2P_TOOL=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../../.." && pwd)/tools/p2p-checkpoint/p2p-checkpoint
@@ -126,14 +125,33 @@ nrp_p2p_user_setup() {
 	NRP_P2PMEM_AVAIL=$(cat "$NRP_GPU_PCI/p2pmem/available")
 }
 
-# The whole P2P fixture: nvme_core without multipath, soft RDMA, a target
-# with $3 namespaces (default 1) on RAM disks of $1 MiB each, the GPU
-# stand-in, and our module connected, with allow_soft_p2p=$2 (default 1).
-# Leaves NRP_CTRL and NRP_NS (namespace 1; nrp_p2p_ns for the others).
+# Whether head disk $1 (nvmeXnY) is marked as taking P2PDMA pages, as our
+# debugfs "heads" says: 1, 0, or "none" when it is not a head of ours.
+nrp_head_p2p() {
+	[ -r "$NRP_DEBUGFS/heads" ] || { echo none; return; }
+	awk -v h="$1" '$1 == h { p = $6 } END { print (p == "" ? "none" : p) }' \
+		"$NRP_DEBUGFS/heads"
+}
+
+# Wait up to $3 seconds (default 30) until head $1's mark is $2 (1 or 0):
+# it follows the namespace scan and other controllers' arrivals.
+nrp_wait_head_p2p() {
+	local i
+	for ((i = 0; i < ${3:-30} * 5; i++)); do
+		[ "$(nrp_head_p2p "$1")" = "$2" ] && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+# The whole P2P fixture: soft RDMA, a target with $3 namespaces (default 1)
+# on RAM disks of $1 MiB each, the GPU stand-in, and our module connected,
+# with allow_soft_p2p=$2 (default 1). Leaves NRP_CTRL and NRP_NS (namespace
+# 1; nrp_p2p_ns for the others): with multipath the head disk, once it is
+# marked as taking P2P pages if the controller can carry them.
 nrp_p2p_setup() {
 	local mib=$1 allow=${2:-1} nns=${3:-1} cfs i
 	nrp_p2p_require
-	nrp_nvme_core_multipath N
 	nrp_gpu_setup
 	[ -z "${NRP_P2P_USER:-}" ] || nrp_p2p_user_require
 	nrp_rdma_setup "${NRP_RDMA_TYPE:-rxe}"
@@ -157,22 +175,27 @@ nrp_p2p_setup() {
 	nrp_connect ${NRP_P2P_CONNECT[@]+"${NRP_P2P_CONNECT[@]}"}
 	nrp_ctrl_is_ours "$NRP_CTRL" || nrp_fail "$NRP_CTRL is not ours"
 	NRP_NS=$(nrp_ns_dev "$NRP_CTRL") || nrp_fail "no namespace on $NRP_CTRL"
-	case $NRP_NS in
-	/dev/"$NRP_CTRL"n*) ;;
-	*) nrp_fail "$NRP_NS is not $NRP_CTRL's own disk (multipath head?)" ;;
-	esac
 	[ "$(nrp_stat "$NRP_CTRL" p2p_capable)" = "$allow" ] ||
 		nrp_fail "p2p_capable is $(nrp_stat "$NRP_CTRL" p2p_capable) with allow_soft_p2p=$allow"
+	case $NRP_NS in
+	/dev/"$NRP_CTRL"n*) ;;
+	*)	nrp_wait_head_p2p "$(basename "$NRP_NS")" "$allow" ||
+			nrp_fail "head $NRP_NS: P2P mark $(nrp_head_p2p "$(basename "$NRP_NS")"), expected $allow (allow_soft_p2p=$allow)" ;;
+	esac
 }
 
-# The block device of namespace $1 of NRP_CTRL.
+# The block device of namespace $1 of NRP_CTRL: its own disk, or with
+# multipath the head disk of its subsystem.
 nrp_p2p_ns() {
-	local n i
+	local n i d
 	for i in $(seq 50); do
-		for n in /sys/class/nvme/"$NRP_CTRL"/nvme*n*; do
-			[ -e "$n/nsid" ] && [ "$(cat "$n/nsid")" = "$1" ] &&
-				[ -b "/dev/$(basename "$n")" ] &&
-				{ echo "/dev/$(basename "$n")"; return 0; }
+		for d in /sys/class/nvme-subsystem/*; do
+			[ -e "$d/$NRP_CTRL" ] || continue
+			for n in "$d"/nvme*n* /sys/class/nvme/"$NRP_CTRL"/nvme*n*; do
+				[ -e "$n/nsid" ] && [ "$(cat "$n/nsid")" = "$1" ] &&
+					[ -b "/dev/$(basename "$n")" ] &&
+					{ echo "/dev/$(basename "$n")"; return 0; }
+			done
 		done
 		sleep 0.2
 	done

@@ -1,0 +1,55 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Guest half of tools/bench/memory.sh: the memory one controller takes,
+# ours against the in-tree nvme_rdma, in one boot. For each transport and
+# run: /proc/meminfo before the connect, with the controller live, and
+# after the disconnect (caches dropped, slab shrunk each time). One line a
+# measurement on stdout:
+#
+#   mem TRANSPORT RUN OPTIONS slab_kb percpu_kb used_kb slab_left_kb percpu_left_kb
+#
+# where slab, percpu and used (MemTotal - MemFree) are the growth from
+# before the connect to the live controller, and *_left what the
+# disconnect did not give back. OPTIONS: the connect's queue options
+# (NRP_MEM_OPTS, default none: one I/O queue per online CPU).
+set -u
+. tools/testing/selftests/nvme-rdma-p2p/lib.sh
+runs=${NRP_MEM_RUNS:-3}
+opts=${NRP_MEM_OPTS:-}
+
+meminfo() { # FIELD...: their values in kB, summed
+	awk -v f=" $* " 'index(f, " " substr($1, 1, length($1) - 1) " ") { s += $2 } END { print s + 0 }' /proc/meminfo
+}
+settle() {
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	# freed slab pages go back to the page allocator in a moment
+	sleep 2
+}
+snap() { # -> "slab percpu used"
+	settle
+	echo "$(meminfo SUnreclaim SReclaimable) $(meminfo Percpu) $(($(meminfo MemTotal) - $(meminfo MemFree)))"
+}
+
+nrp_std_setup 64
+modprobe --ignore-install nvme-rdma || nrp_fail "cannot load the in-tree nvme_rdma"
+nrp_cleanup_push "modprobe -r nvme_rdma"
+echo "guest: $(nproc) online CPUs, $(($(sed 's/.*-//' /sys/devices/system/cpu/possible) + 1)) possible; options: ${opts:-none}"
+for ((r = 1; r <= runs; r++)); do
+	for tr in "$NRP_TRANSPORT" rdma; do
+		read -r s0 p0 u0 <<<"$(snap)"
+		# shellcheck disable=SC2086 # options, as words
+		out=$(nvme connect -t "$tr" -a "$NRP_TGT_IP4" -s "$NRP_PORT" -n "$NRP_SUBNQN" $opts 2>&1) ||
+			nrp_fail "$tr: connect failed: $out"
+		ctrl=$(nrp_ctrl_of_subsys "$NRP_SUBNQN") || nrp_fail "$tr: no controller"
+		nrp_ns_dev "$ctrl" >/dev/null || nrp_fail "$tr: no namespace"
+		read -r s1 p1 u1 <<<"$(snap)"
+		nrp_must nvme disconnect -n "$NRP_SUBNQN"
+		nrp_wait_gone "$ctrl" 30 || nrp_fail "$tr: $ctrl not gone"
+		read -r s2 p2 u2 <<<"$(snap)"
+		name=ours
+		[ "$tr" = rdma ] && name=in-tree
+		echo "mem $name $r ${opts// /,} $((s1 - s0)) $((p1 - p0)) $((u1 - u0)) $((s2 - s0)) $((p2 - p0))"
+	done
+done
+nrp_pass

@@ -1,0 +1,84 @@
+# SPDX-License-Identifier: GPL-2.0
+# Fixtures of the multipath tests, on top of lib_p2p.sh: a second path to the
+# test subsystem (its own veth pair, soft RDMA devices and nvmet port), and
+# ways to take a target port away and back.
+. "$(dirname "${BASH_SOURCE[0]}")/lib_p2p.sh"
+
+NRP_TGT2_IP4=${NRP_TGT2_IP4:-10.99.1.1}
+NRP_HOST2_IP4=${NRP_HOST2_IP4:-10.99.1.2}
+NRP_CFS=/sys/kernel/config/nvmet
+
+# A second veth pair (nrp-t2, nrp-h2) with soft RDMA devices, and nvmet
+# port 2 on it exporting the test subsystem (nrp_nvmet_setup made port 1).
+nrp_second_path() {
+	local type=${NRP_RDMA_TYPE:-rxe} d=$NRP_CFS/ports/2
+	ip link add nrp-t2 type veth peer name nrp-h2 || nrp_fail "cannot create the second veth pair"
+	nrp_cleanup_push "ip link del nrp-t2"
+	ip addr add "$NRP_TGT2_IP4/24" dev nrp-t2
+	ip addr add "$NRP_HOST2_IP4/24" dev nrp-h2
+	ip link set nrp-t2 up
+	ip link set nrp-h2 up
+	nrp_rdma_link "$type" nrp-t2 "nrp_${type}_t2"
+	nrp_rdma_link "$type" nrp-h2 "nrp_${type}_h2"
+	mkdir "$d" || nrp_fail "cannot create nvmet port 2"
+	nrp_cleanup_push "rmdir $d"
+	echo rdma >"$d/addr_trtype"
+	echo ipv4 >"$d/addr_adrfam"
+	echo "$NRP_TGT2_IP4" >"$d/addr_traddr"
+	echo "$NRP_PORT" >"$d/addr_trsvcid"
+	nrp_port_on 2 || nrp_fail "cannot enable nvmet port 2"
+	nrp_cleanup_push "rm -f $d/subsystems/$NRP_SUBNQN"
+}
+
+# Take nvmet port $1 away from the subsystem (its connections drop, new
+# ones are refused) and give it back.
+nrp_port_off() { rm "$NRP_CFS/ports/$1/subsystems/$NRP_SUBNQN"; }
+nrp_port_on() { ln -s "$NRP_CFS/subsystems/$NRP_SUBNQN" "$NRP_CFS/ports/$1/subsystems/"; }
+
+# Connect through port $1's address (1 or 2) with $2... as nvme-cli
+# options; the controller is left in NRP_CTRL.
+nrp_connect_path() {
+	local p=$1 addr out c before
+	shift
+	addr=$NRP_TGT_IP4
+	[ "$p" = 2 ] && addr=$NRP_TGT2_IP4
+	before=$(ls /sys/class/nvme 2>/dev/null)
+	out=$(nvme connect -t "$NRP_TRANSPORT" -a "$addr" -s "$NRP_PORT" \
+		-n "$NRP_SUBNQN" "$@" 2>&1) || nrp_fail "connect through port $p failed: $out"
+	nrp_cleanup_push nrp_disconnect_all
+	NRP_CTRL=
+	for c in $(ls /sys/class/nvme); do
+		echo "$before" | grep -qx "$c" || NRP_CTRL=$c
+	done
+	[ -n "$NRP_CTRL" ] || nrp_fail "no new controller after connecting through port $p: $out"
+}
+
+# The head disk (/dev/nvmeXnY) of the test subsystem's namespace 1, with
+# the I/O policy $1 (default: round-robin, so that every path carries I/O).
+nrp_head_dev() {
+	local d n i
+	for i in $(seq 50); do
+		for d in /sys/class/nvme-subsystem/*; do
+			[ "$(cat "$d/subsysnqn" 2>/dev/null)" = "$NRP_SUBNQN" ] || continue
+			echo "${1:-round-robin}" >"$d/iopolicy" 2>/dev/null
+			for n in "$d"/nvme*n1; do
+				[ -b "/dev/$(basename "$n")" ] && { echo "/dev/$(basename "$n")"; return 0; }
+			done
+		done
+		sleep 0.2
+	done
+	return 1
+}
+
+# The path disk of controller $1 under the head (nvmeXcYnZ), in sysfs.
+nrp_path_sysfs() {
+	local p
+	p=$(ls -d /sys/class/nvme/"$1"/nvme*c*n1 2>/dev/null | head -n1)
+	[ -n "$p" ] && echo "$p"
+}
+
+# Requests in flight on path $1 (a sysfs disk directory): reads + writes.
+nrp_path_inflight() { awk '{ print $1 + $2 }' "$1/inflight" 2>/dev/null; }
+
+# Data I/Os path $1 has completed (reads + writes).
+nrp_path_ios() { awk '{ print $1 + $5 }' "$1/stat" 2>/dev/null; }

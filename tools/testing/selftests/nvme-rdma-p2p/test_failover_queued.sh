@@ -1,0 +1,98 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Failover that never waits on a dead path (issue 28). Two paths to one
+# namespace (two nvmet ports on two veth pairs), nvme_core multipath=Y,
+# round-robin: fio writes 128 deep through the head while each path's
+# queue takes 31 commands, so requests wait for tags of both paths. Port 2 goes away. Every request already routed to
+# path 2 must fail over to path 1 at once, as in-tree: the controller
+# leaves LIVE and its queued requests are sent down the other path, not
+# kept until a reconnect (the port stays away for 60 s) or ctrl_loss_tmo.
+# Measured: the time from the port going away until path 2 holds no
+# request, and fio, whose requests all complete, finishes verified while
+# port 2 is still away. Then the port comes back, path 2 reconnects and
+# carries I/O again.
+# nrp-timeout: 900
+. "$(dirname "$0")/lib_mpath.sh"
+
+nrp_nvme_core_multipath Y
+nrp_rdma_setup "${NRP_RDMA_TYPE:-rxe}"
+# A namespace whose every command takes 2 ms (null_blk, memory-backed,
+# timer completions): the paths' tags fill up and requests queue behind
+# them, which a RAM disk answering at once under TCG never lets happen.
+modprobe configfs 2>/dev/null
+mountpoint -q /sys/kernel/config || mount -t configfs configfs /sys/kernel/config
+modprobe null_blk nr_devices=0 || nrp_fail "no null_blk"
+nrp_cleanup_push "modprobe -r null_blk"
+nb=/sys/kernel/config/nullb/nrpslow
+mkdir $nb || nrp_fail "cannot create a null_blk device"
+nrp_cleanup_push "rmdir $nb"
+echo 1 >$nb/memory_backed
+echo 2 >$nb/irqmode
+echo 2000000 >$nb/completion_nsec
+echo 256 >$nb/size
+echo 1 >$nb/power || nrp_fail "cannot power on the null_blk device"
+nrp_cleanup_push "echo 0 >$nb/power"
+dev=/dev/nrpslow
+[ -b $dev ] || dev=/dev/nullb$(cat $nb/index)
+nrp_nvmet_setup "$dev"
+nrp_load_ours
+nrp_second_path
+nrp_connect_path 1 --nr-io-queues=1 --queue-size=32 --reconnect-delay=2; c1=$NRP_CTRL
+nrp_connect_path 2 --nr-io-queues=1 --queue-size=32 --reconnect-delay=2; c2=$NRP_CTRL
+head=$(nrp_head_dev round-robin) || nrp_fail "no head disk"
+p1=$(nrp_path_sysfs "$c1") && p2=$(nrp_path_sysfs "$c2") || nrp_fail "no path disks under the head"
+echo "head $head over $c1 ($(basename "$p1")) and $c2 ($(basename "$p2"))"
+
+fio --name=deep --filename="$head" --direct=1 --ioengine=libaio --rw=randwrite \
+	--bs=16k --iodepth=128 --size=64m --verify=crc32c --verify_fatal=1 \
+	--do_verify=1 --output=/tmp/failover-fio.log &
+fio_pid=$!
+nrp_cleanup_push "kill $fio_pid"
+# both paths busy, path 2 with most of its 31 tags taken (128 in flight
+# over 62 tags: the rest wait for tags)
+for _ in $(seq $((300 * NRP_SLOW))); do
+	[ "$(nrp_path_inflight "$p2")" -ge 24 ] && [ "$(nrp_path_ios "$p1")" -gt 200 ] && break
+	kill -0 $fio_pid 2>/dev/null || break
+	sleep 0.1
+done
+q=$(nrp_path_inflight "$p2")
+kill -0 $fio_pid 2>/dev/null || nrp_fail "fio ended before the port went away"
+[ "$q" -ge 24 ] || nrp_fail "path 2 never had its tags taken ($q in flight)"
+echo "path 2: $q of its 31 tags in flight, fio 128 deep"
+
+nrp_dmesg_mark
+t0=$(nrp_now)
+nrp_port_off 2 || nrp_fail "cannot take port 2 away"
+nrp_cleanup_push "nrp_port_on 2"
+tleft=
+for _ in $(seq $((600 * NRP_SLOW))); do
+	[ -z "$tleft" ] && [ "$(nrp_ctrl_state "$c2")" != live ] && tleft=$(nrp_secs "$t0" "$(nrp_now)")
+	[ -n "$tleft" ] && [ "$(nrp_path_inflight "$p2")" = 0 ] && break
+	sleep 0.1
+done
+tdrain=$(nrp_secs "$t0" "$(nrp_now)")
+[ -n "$tleft" ] || nrp_fail "$c2 stayed live with its port gone"
+left=$(nrp_path_inflight "$p2")
+[ "$left" = 0 ] || nrp_fail "$left requests still queued on path 2 ${tdrain}s after its port went away ($c2 $(nrp_ctrl_state "$c2")): they wait for the reconnect"
+echo "port 2 away: $c2 left live after ${tleft}s, path 2 empty after ${tdrain}s"
+# fio finishes over path 1 alone, port 2 still away
+for _ in $(seq $((1200 * NRP_SLOW))); do
+	kill -0 $fio_pid 2>/dev/null || break
+	sleep 0.1
+done
+tfio=$(nrp_secs "$t0" "$(nrp_now)")
+kill -0 $fio_pid 2>/dev/null && nrp_fail "fio did not finish in ${tfio}s with port 2 away"
+wait $fio_pid || { tail -n 20 /tmp/failover-fio.log; nrp_fail "fio failed across the failover"; }
+grep -q 'verify: bad' /tmp/failover-fio.log && nrp_fail "data corrupted across the failover"
+[ "$(nrp_ctrl_state "$c2")" != live ] || nrp_fail "$c2 live again before the port came back"
+echo "fio verified ${tfio}s after port 2 went away, port 2 still away"
+
+a1=$(nrp_path_ios "$p2")
+nrp_port_on 2 || nrp_fail "cannot give port 2 back"
+nrp_wait_state "$c2" $((60 * NRP_SLOW)) || nrp_fail "$c2 not live after port 2 came back"
+nrp_fio_verify "$head" --ioengine=libaio --rw=randwrite --bs=16k --iodepth=32 --size=16m
+[ "$(nrp_path_ios "$p2")" -gt "$a1" ] || nrp_fail "path 2 carries no I/O after it came back"
+echo "port 2 back: $c2 live, path 2 carries I/O again"
+nrp_must nvme disconnect -n "$NRP_SUBNQN"
+nrp_assert_no_splat
+nrp_pass

@@ -1,0 +1,151 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# A storage host's shape: 64 controllers at once to one target (issue 27).
+# nvmet serves 16 subsystems on 4 ports; the host connects to every
+# subsystem through every port, with nvme_core's multipath=Y as on Debian:
+# 16 head disks of 4 paths each, round-robin so that I/O reaches every
+# controller. fio writes and verifies on all 16 heads at once; every
+# controller must have carried data. Then everything is disconnected, and
+# nothing may be left: no controller, the host's RDMA resources (QPs, CQs,
+# MRs, PDs, CM ids) as before the first connect, the module's reference
+# count 0.
+#
+# The in-tree nvme_rdma does the same in the same boot; the times of
+# connecting and disconnecting all 64 are printed side by side as a ratio
+# (a benchmark figure, not a test threshold: TCG).
+# nrp-timeout: 1800
+. "$(dirname "$0")/lib_p2p.sh"
+
+nsubs=${NRP_MANY_SUBSYS:-16}
+nports=${NRP_MANY_PORTS:-4}
+mib=${NRP_MANY_MIB:-16}
+cfs=/sys/kernel/config/nvmet
+subnqn() { echo "nqn.2026-12.io.nvme-rdma-p2p:many-$1"; }
+
+nrp_nvme_core_multipath Y
+nrp_rdma_setup "${NRP_RDMA_TYPE:-rxe}"
+modprobe brd rd_nr="$nsubs" rd_size=$((mib * 1024)) || nrp_fail "cannot create $nsubs RAM disks"
+nrp_cleanup_push "modprobe -r brd"
+modprobe nvmet-rdma || nrp_fail "cannot load nvmet-rdma"
+nrp_cleanup_push "modprobe -r nvmet-rdma nvmet"
+for ((s = 0; s < nsubs; s++)); do
+	d=$cfs/subsystems/$(subnqn $s)
+	mkdir "$d" || nrp_fail "cannot create subsystem $s"
+	nrp_cleanup_push "rmdir $d"
+	echo 1 >"$d/attr_allow_any_host"
+	mkdir "$d/namespaces/1"
+	nrp_cleanup_push "rmdir $d/namespaces/1"
+	echo "/dev/ram$s" >"$d/namespaces/1/device_path"
+	echo 1 >"$d/namespaces/1/enable" || nrp_fail "cannot enable namespace $s"
+	nrp_cleanup_push "echo 0 >$d/namespaces/1/enable"
+done
+for ((p = 0; p < nports; p++)); do
+	d=$cfs/ports/$((p + 1))
+	mkdir "$d"
+	nrp_cleanup_push "rmdir $d"
+	echo rdma >"$d/addr_trtype"
+	echo ipv4 >"$d/addr_adrfam"
+	echo "$NRP_TGT_IP4" >"$d/addr_traddr"
+	echo $((NRP_PORT + p)) >"$d/addr_trsvcid"
+	for ((s = 0; s < nsubs; s++)); do
+		ln -s "$cfs/subsystems/$(subnqn $s)" "$d/subsystems/" ||
+			nrp_fail "cannot export subsystem $s on port $p"
+		nrp_cleanup_push "rm $d/subsystems/$(subnqn $s)"
+	done
+done
+nrp_load_ours
+nrp_cleanup_push "nvme disconnect-all"
+
+# What the host's RDMA device holds: "pd N cq N qp N cm_id N mr N".
+res_of_host() {
+	rdma res show 2>/dev/null | awk '$2 ~ /^nrp_(rxe|siw)_h:$/ {
+		for (i = 3; i < NF; i += 2)
+			if ($i ~ /^(pd|cq|qp|cm_id|mr)$/) printf "%s %s ", $i, $(i + 1)
+	}'
+}
+nctrls() { ls -d /sys/class/nvme/nvme* 2>/dev/null | wc -l; }
+
+# connect_all TRANSPORT: all subsystems through all ports; seconds in T
+connect_all() {
+	local t0 s p out
+	t0=$(nrp_now)
+	for ((s = 0; s < nsubs; s++)); do
+		for ((p = 0; p < nports; p++)); do
+			out=$(nvme connect -t "$1" -a "$NRP_TGT_IP4" -s $((NRP_PORT + p)) \
+				-n "$(subnqn $s)" 2>&1) || nrp_fail "$1: connect $s/$p failed: $out"
+		done
+	done
+	T=$(nrp_secs "$t0" "$(nrp_now)")
+}
+
+# The head disk of subsystem $1 (nvmeXnY under its nvme-subsystem).
+head_of() {
+	local d n
+	for d in /sys/class/nvme-subsystem/*; do
+		[ "$(cat "$d/subsysnqn" 2>/dev/null)" = "$(subnqn "$1")" ] || continue
+		echo round-robin >"$d/iopolicy" 2>/dev/null
+		for n in "$d"/nvme*n1; do
+			[ -e "$n" ] && { echo "/dev/$(basename "$n")"; return 0; }
+		done
+	done
+	return 1
+}
+
+# Data commands each path disk carried, "path count" lines.
+path_ios() {
+	local p
+	for p in /sys/class/nvme/nvme*/nvme*c*n1; do
+		[ -e "$p/stat" ] || continue
+		echo "$(basename "$p") $(awk '{ print $1 + $5 }' "$p/stat")"
+	done
+}
+
+run_all() { # TRANSPORT
+	local tr=$1 s heads=() jobs=() d c before after idle
+	res0=$(res_of_host)
+	connect_all "$tr"
+	tc=$T
+	[ "$(nctrls)" = $((nsubs * nports)) ] || nrp_fail "$tr: $(nctrls) controllers, not $((nsubs * nports))"
+	for ((s = 0; s < nsubs; s++)); do
+		for _ in $(seq 50); do d=$(head_of $s) && [ -b "$d" ] && break; sleep 0.2; done
+		[ -b "$d" ] || nrp_fail "$tr: no head disk for subsystem $s"
+		heads+=("$d")
+		jobs+=(--name="s$s" --filename="$d")
+	done
+	before=$(path_ios)
+	out=$(fio --direct=1 --ioengine=libaio --rw=randwrite --bs=16k --iodepth=8 \
+		--size=$((mib / 2))m --verify=crc32c --verify_fatal=1 --do_verify=1 \
+		--output-format=terse --terse-version=3 "${jobs[@]}" 2>&1) ||
+		nrp_fail "$tr: fio on the $nsubs heads failed: $(echo "$out" | tail -n 3)"
+	[ "$(echo "$out" | grep -c '^3;')" = "$nsubs" ] || nrp_fail "$tr: fio ran $(echo "$out" | grep -c '^3;') of $nsubs jobs"
+	after=$(path_ios)
+	idle=$(join <(echo "$before" | sort) <(echo "$after" | sort) | awk '$3 <= $2 { print $1 }')
+	[ -z "$idle" ] || nrp_fail "$tr: paths that carried no I/O: $(echo $idle)"
+	echo "$tr: $(nctrls) controllers connected in ${tc}s; fio verified on ${#heads[@]} heads, every path carried I/O"
+	if [ "$tr" = "$NRP_TRANSPORT" ]; then
+		for c in /sys/class/nvme/nvme*; do
+			nrp_ctrl_is_ours "$(basename "$c")" || nrp_fail "$(basename "$c") is not ours"
+		done
+	fi
+	local t0
+	t0=$(nrp_now)
+	nrp_must nvme disconnect-all
+	for _ in $(seq 300); do [ "$(nctrls)" = 0 ] && break; sleep 0.2; done
+	td=$(nrp_secs "$t0" "$(nrp_now)")
+	[ "$(nctrls)" = 0 ] || nrp_fail "$tr: $(nctrls) controllers left after disconnect-all"
+	for _ in $(seq 100); do [ "$(res_of_host)" = "$res0" ] && break; sleep 0.2; done
+	[ "$(res_of_host)" = "$res0" ] || nrp_fail "$tr: RDMA resources $(res_of_host), before $res0"
+	echo "$tr: all disconnected in ${td}s; RDMA resources as before ($res0)"
+}
+
+run_all "$NRP_TRANSPORT"
+ours_c=$tc ours_d=$td
+refs=$(cat /sys/module/$NRP_MOD/refcnt)
+nrp_expect "$NRP_MOD reference count" "$refs" 0
+modprobe --ignore-install nvme-rdma || nrp_fail "cannot load the in-tree nvme-rdma"
+nrp_cleanup_push "modprobe -r nvme-rdma"
+run_all rdma
+echo "connect 64: ours ${ours_c}s, in-tree ${tc}s ($(awk -v a="$ours_c" -v b="$tc" 'BEGIN { printf "%.2f", a / b }')x)"
+echo "disconnect 64: ours ${ours_d}s, in-tree ${td}s ($(awk -v a="$ours_d" -v b="$td" 'BEGIN { printf "%.2f", a / b }')x)"
+nrp_assert_no_splat
+nrp_pass

@@ -1,0 +1,106 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# A P2P checkpoint through a multipath head while one path is lost in the
+# middle (issue 28). nvme_core multipath=Y, two paths of ours (two target
+# ports on two veth pairs), round-robin. A checkpoint of NRP_PATHLOSS_MIB
+# (default 1024, 256 in the check tier) from GPU memory through the head:
+# written, then read back; port 2 goes away while it runs. It must complete
+# and verify byte-exact, with nothing bounced (host bytes 0), P2P pages
+# mapped over both paths (what was in flight on path 2 when it went is sent
+# again over path 1, so the P2P count is the payload plus at most that),
+# and path 2 must come back when the port does and carry P2P I/O again.
+#
+# Linux 6.2 and later (the 6.12 P2PDMA kernel): the checkpoint is what an
+# application does, P2P memory mapped into a process (p2pmem/allocate) and
+# written and read with O_DIRECT through io_uring. Linux 6.1 has no
+# user-space P2PDMA: the GPU stand-in's in-kernel mover writes and reads.
+# nrp-timeout: 1800
+. "$(dirname "$0")/lib_mpath.sh"
+
+mib=${NRP_PATHLOSS_MIB:-1024}
+[ "${NRP_TIER:-}" = check ] && mib=${NRP_PATHLOSS_MIB:-256}
+nrp_p2p_require
+nrp_nvme_core_multipath Y
+user=
+nrp_gpu_find || nrp_skip "no QEMU ivshmem device to play the GPU (run-guest.sh --gpu-mem)"
+if [ -e "$NRP_GPU_PCI/p2pmem/allocate" ]; then
+	user=1
+	NRP_GPU_ARGS=window_mb=16
+fi
+nrp_gpu_setup
+nrp_rdma_setup "${NRP_RDMA_TYPE:-rxe}"
+nrp_backing_dev ram $((mib + 16))
+nrp_nvmet_setup "$NRP_DEV"
+nrp_second_path
+NRP_P2P_MODPARAMS=max_mr_pages=257
+nrp_load_ours "$NRP_TRANSPORT" allow_soft_p2p=1 max_mr_pages=257
+nrp_connect_path 1 --reconnect-delay=1; c1=$NRP_CTRL
+nrp_connect_path 2 --reconnect-delay=1; c2=$NRP_CTRL
+NRP_NS=$(nrp_head_dev round-robin) || nrp_fail "no head disk"
+h=$(basename "$NRP_NS")
+nrp_wait_head_p2p "$h" 1 || nrp_fail "head $h not marked for P2P: $(cat "$NRP_DEBUGFS/heads")"
+p1=$(nrp_path_sysfs "$c1") && p2=$(nrp_path_sysfs "$c2") || nrp_fail "no path disks"
+pstat() { # CTRL COUNTER
+	nrp_stat "$1" "$2"
+}
+b1=$(pstat "$c1" p2p_bytes_mapped) b2=$(pstat "$c2" p2p_bytes_mapped)
+hb1=$(pstat "$c1" host_bytes_mapped) hb2=$(pstat "$c2" host_bytes_mapped)
+echo "head $NRP_NS over $c1 and $c2, P2P on; a $mib MiB checkpoint, $([ -n "$user" ] && echo "user-space O_DIRECT from mapped P2P memory" || echo "the in-kernel mover")"
+
+log=/tmp/pathloss-ckpt.log
+if [ -n "$user" ]; then
+	"$NRP_P2P_TOOL" --user --dev "$NRP_NS" --size "${mib}M" --io uring --chunk 1M \
+		--qd 16 --stats none >$log 2>&1 &
+else
+	"$NRP_P2P_TOOL" --gpu "$NRP_GPU" --dev "$NRP_NS" --size "${mib}M" --chunk 1M \
+		--qd 16 --stats none >$log 2>&1 &
+fi
+ck=$!
+nrp_cleanup_push "kill $ck"
+# cut path 2 once a quarter of the write went over it
+for _ in $(seq $((1200 * NRP_SLOW))); do
+	[ $(($(pstat "$c2" p2p_bytes_mapped) - b2)) -ge $((mib << 18)) ] && break
+	kill -0 $ck 2>/dev/null || break
+	sleep 0.1
+done
+kill -0 $ck 2>/dev/null || nrp_fail "the checkpoint ended before path 2 could be cut: $(tail -n 3 $log)"
+t0=$(nrp_now)
+nrp_port_off 2 || nrp_fail "cannot take port 2 away"
+nrp_cleanup_push "nrp_port_on 2"
+for _ in $(seq 300); do [ "$(nrp_ctrl_state "$c2")" != live ] && break; sleep 0.1; done
+[ "$(nrp_ctrl_state "$c2")" != live ] || nrp_fail "$c2 stayed live with its port gone"
+echo "port 2 away $(nrp_secs "$t0" "$(nrp_now)")s: $c2 $(nrp_ctrl_state "$c2")"
+# back after the checkpoint went on over path 1 alone for a while
+a1=$(pstat "$c1" p2p_bytes_mapped)
+for _ in $(seq $((600 * NRP_SLOW))); do
+	[ $(($(pstat "$c1" p2p_bytes_mapped) - a1)) -ge $((32 << 20)) ] && break
+	kill -0 $ck 2>/dev/null || break
+	sleep 0.1
+done
+nrp_port_on 2 || nrp_fail "cannot give port 2 back"
+nrp_wait_state "$c2" $((60 * NRP_SLOW)) || nrp_fail "$c2 not live after port 2 came back"
+echo "port 2 back after $(nrp_secs "$t0" "$(nrp_now)")s: $c2 live"
+wait $ck || { tail -n 20 $log; nrp_fail "the checkpoint failed across the path loss"; }
+grep -q "^checkpoint verified" $log || { tail -n 20 $log; nrp_fail "no verification line"; }
+grep -E "^(checkpoint verified|write |read )" $log | sed 's/^/  /'
+d1=$(($(pstat "$c1" p2p_bytes_mapped) - b1)) d2=$(($(pstat "$c2" p2p_bytes_mapped) - b2))
+hb=$(($(pstat "$c1" host_bytes_mapped) - hb1 + $(pstat "$c2" host_bytes_mapped) - hb2))
+nrp_expect "host bytes mapped over both paths" "$hb" 0
+[ "$d1" -gt 0 ] && [ "$d2" -gt 0 ] || nrp_fail "P2P I/O on one path only ($d1, $d2)"
+total=$((d1 + d2)) payload=$((2 * mib << 20))
+# at most 16 commands of 1 MiB were on path 2 when it went, each sent again
+[ "$total" -ge "$payload" ] && [ "$total" -le $((payload + (16 << 20))) ] ||
+	nrp_fail "P2P bytes $total over both paths, payload $payload (up to 16 MiB sent again)"
+echo "P2P bytes: $((d1 >> 20)) MiB over $c1, $((d2 >> 20)) MiB over $c2: payload $((payload >> 20)) MiB + $(((total - payload) >> 20)) MiB sent again; host bytes 0"
+# path 2 carries P2P again
+b2=$(pstat "$c2" p2p_bytes_mapped)
+if [ -n "$user" ]; then
+	nrp_p2p_user served --dev "$NRP_NS" --size 32M --io uring --chunk 1M --qd 8 --stats none
+else
+	nrp_p2p_ckpt --size 32M --chunk 1M --qd 8
+fi
+[ "$(pstat "$c2" p2p_bytes_mapped)" -gt "$b2" ] || nrp_fail "path 2 carries no P2P I/O after it came back"
+echo "path 2 back in use: $((($(pstat "$c2" p2p_bytes_mapped) - b2) >> 20)) MiB of P2P over it"
+nrp_must nvme disconnect -n "$NRP_SUBNQN"
+nrp_assert_no_splat
+nrp_pass
