@@ -33,7 +33,18 @@ nrp_second_path() {
 # Take nvmet port $1 away from the subsystem (its connections drop, new
 # ones are refused) and give it back.
 nrp_port_off() { rm "$NRP_CFS/ports/$1/subsystems/$NRP_SUBNQN"; }
-nrp_port_on() { ln -s "$NRP_CFS/subsystems/$NRP_SUBNQN" "$NRP_CFS/ports/$1/subsystems/"; }
+nrp_port_on() {
+	[ -e "$NRP_CFS/ports/$1/subsystems/$NRP_SUBNQN" ] ||
+		ln -s "$NRP_CFS/subsystems/$NRP_SUBNQN" "$NRP_CFS/ports/$1/subsystems/"
+}
+
+# Counter $2 of controller $1 summed over its I/O queues (queue_stats):
+# what the data of the namespace's I/O did, without the admin queue's own
+# traffic (a reconnect's Identify and log pages are host memory).
+nrp_io_stat() {
+	awk -v k="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == k) c = i; next }
+		$1 > 0 { s += $c } END { print s + 0 }' "$NRP_DEBUGFS/$1/queue_stats"
+}
 
 # Connect through port $1's address (1 or 2) with $2... as nvme-cli
 # options; the controller is left in NRP_CTRL.

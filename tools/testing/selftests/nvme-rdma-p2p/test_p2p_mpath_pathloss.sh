@@ -5,7 +5,9 @@
 # ports on two veth pairs), round-robin. A checkpoint of NRP_PATHLOSS_MIB
 # (default 1024, 256 in the check tier) from GPU memory through the head:
 # written, then read back; port 2 goes away while it runs. It must complete
-# and verify byte-exact, with nothing bounced (host bytes 0), P2P pages
+# and verify byte-exact, with nothing bounced (no host bytes on the I/O
+# queues; the reconnect's own Identify and log pages are host memory on the
+# admin queue), P2P pages
 # mapped over both paths (what was in flight on path 2 when it went is sent
 # again over path 1, so the P2P count is the payload plus at most that),
 # and path 2 must come back when the port does and carry P2P I/O again.
@@ -44,7 +46,7 @@ pstat() { # CTRL COUNTER
 	nrp_stat "$1" "$2"
 }
 b1=$(pstat "$c1" p2p_bytes_mapped) b2=$(pstat "$c2" p2p_bytes_mapped)
-hb1=$(pstat "$c1" host_bytes_mapped) hb2=$(pstat "$c2" host_bytes_mapped)
+hb1=$(nrp_io_stat "$c1" host_bytes_mapped) hb2=$(nrp_io_stat "$c2" host_bytes_mapped)
 echo "head $NRP_NS over $c1 and $c2, P2P on; a $mib MiB checkpoint, $([ -n "$user" ] && echo "user-space O_DIRECT from mapped P2P memory" || echo "the in-kernel mover")"
 
 log=/tmp/pathloss-ckpt.log
@@ -84,7 +86,7 @@ wait $ck || { tail -n 20 $log; nrp_fail "the checkpoint failed across the path l
 grep -q "^checkpoint verified" $log || { tail -n 20 $log; nrp_fail "no verification line"; }
 grep -E "^(checkpoint verified|write |read )" $log | sed 's/^/  /'
 d1=$(($(pstat "$c1" p2p_bytes_mapped) - b1)) d2=$(($(pstat "$c2" p2p_bytes_mapped) - b2))
-hb=$(($(pstat "$c1" host_bytes_mapped) - hb1 + $(pstat "$c2" host_bytes_mapped) - hb2))
+hb=$(($(nrp_io_stat "$c1" host_bytes_mapped) - hb1 + $(nrp_io_stat "$c2" host_bytes_mapped) - hb2))
 nrp_expect "host bytes mapped over both paths" "$hb" 0
 [ "$d1" -gt 0 ] && [ "$d2" -gt 0 ] || nrp_fail "P2P I/O on one path only ($d1, $d2)"
 total=$((d1 + d2)) payload=$((2 * mib << 20))
