@@ -25,7 +25,13 @@ esac
 [ -d "$kdir" ] || nrp_die "no build tree for the $kernel kernel at $kdir (apt-get install linux-headers-$NRP_STOCK_KVER)"
 
 krel=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' "$kdir/include/generated/utsrelease.h")
-work=$NRP_TOP/.build/$krel
+# One tree per kernel: the demo and p2p flavours share a release name
+# (6.1.y-nrp) but not their configuration, so built kernels go by their
+# cache directory, Debian's by release.
+case "$NRP_FLAVOUR" in
+stock)	work=$NRP_TOP/.build/$krel ;;
+*)	work=$NRP_TOP/.build/$(basename "$kd") ;;
+esac
 mkdir -p "$work/src"
 # One build per release at a time: run-all's two lanes may both want the
 # same kernel's module (a guest's own, and another guest's foreign one),
