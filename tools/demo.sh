@@ -33,7 +33,8 @@ parts=()
 part() { parts+=("$(printf '  %-28s %s' "$1" "$(nrp_dur $((SECONDS - $2)))")"); }
 
 t=$SECONDS
-"$NRP_TOP/tools/setup.sh" --no-kernel
+# only the kernel series of the demo: make check installs the others
+"$NRP_TOP/tools/setup.sh" --no-kernel --series "$NRP_SERIES"
 part "set-up (packages)" $t
 t=$SECONDS
 "$NRP_TOP/tools/vm/build-kernel.sh" "$kernel" >/dev/null

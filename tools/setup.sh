@@ -3,10 +3,11 @@
 # Install what building and testing nvme-rdma-p2p needs on Debian 12, and
 # build (or reuse) the cached P2PDMA guest kernel. Safe to run again.
 #
-#   tools/setup.sh [--no-kernel] [--with-debug-kernel]
+#   tools/setup.sh [--no-kernel] [--with-debug-kernel] [--series SERIES]
 #
 # --no-kernel installs the packages only (make check times each guest
-# kernel build as a part of its own).
+# kernel build as a part of its own). --series installs the kernels of
+# that series only (make demo: 6.1), not of every supported one.
 #
 # The stock kernels are not pinned: for each supported series (6.1, 6.12:
 # scripts/kernel-series.sh list) that script names the newest image and
@@ -17,11 +18,16 @@ set -euo pipefail
 
 start=$SECONDS
 build=(p2p)
-for a in "$@"; do
-	case $a in
-	--no-kernel)		build=() ;;
-	--with-debug-kernel)	build+=(debug) ;;
-	*)			nrp_die "unknown option $a" ;;
+all_series=$("$NRP_TOP/scripts/kernel-series.sh" list)
+while [ $# -gt 0 ]; do
+	case $1 in
+	--no-kernel)		build=(); shift ;;
+	--with-debug-kernel)	build+=(debug); shift ;;
+	--series)		in_series=$2; shift 2
+				[[ " $all_series " == *" $in_series "* ]] ||
+					nrp_die "--series: one of $all_series, not '$in_series'"
+				all_series=$in_series ;;
+	*)			nrp_die "unknown option $1" ;;
 	esac
 done
 tools=(make gcc bc flex bison libelf-dev libssl-dev dwarves cpio xz-utils kmod gawk mawk
@@ -38,7 +44,7 @@ installed_at() {
 # they are now.
 wanted() {
 	local cand rel srcver img p series pkgs=("${tools[@]}")
-	for series in $("$NRP_TOP/scripts/kernel-series.sh" list); do
+	for series in $all_series; do
 		cand=$("$NRP_TOP/scripts/kernel-series.sh" candidate "$series") || return 1
 		read -r rel srcver img <<<"$cand"
 		pkgs+=("linux-headers-$rel")
@@ -89,7 +95,7 @@ if [ -n "$missing" ]; then
 	rm -f "$errs"
 fi
 stock=
-for series in $("$NRP_TOP/scripts/kernel-series.sh" list); do
+for series in $all_series; do
 	stock+=" $("$NRP_TOP/scripts/kernel-series.sh" installed "$series")" ||
 		nrp_die "no stock kernel of Linux $series after the set-up"
 done
