@@ -185,6 +185,7 @@ enum nrp_queue_flags {
 	NRP_Q_LIVE,		/* fabrics Connect done, open for commands */
 	NRP_Q_AER_POSTED,	/* our async event request awaits its answer */
 	NRP_Q_DRAINING,		/* in ib_drain_qp(): send_iop reaps sends */
+	NRP_Q_REAPER_STOPPED,	/* send_iop disabled for this association */
 };
 
 struct nrp_queue {
@@ -296,6 +297,8 @@ struct nrp_ctrl {
 	u32			io_queues[HCTX_MAX_TYPES];
 	bool			use_inline;
 	bool			p2p_capable;
+	/* p2p_capable was decided once (rdma_p2p_mpath.c); under its lock */
+	bool			p2p_decided;
 	/*
 	 * Ask the target to invalidate each command's rkey with its response
 	 * (default). debugfs turns it off to run the LOCAL_INV path, which is
@@ -403,7 +406,8 @@ void nrp_mpath_ctrl_add(struct nrp_ctrl *ctrl);
 void nrp_mpath_ctrl_decided(struct nrp_ctrl *ctrl);
 void nrp_mpath_ctrl_del(struct nrp_ctrl *ctrl);
 void nrp_mpath_refresh(void);
-void nrp_p2p_failover_blocked(struct request *rq);
+void nrp_p2p_block_failover(struct request *rq);
+bool nrp_p2p_failover_refused(struct request *rq);
 bool nrp_rq_has_p2p(struct request *rq);
 
 /* rdma_p2p_queue.c */
@@ -420,6 +424,8 @@ int nrp_alloc_queue(struct nrp_ctrl *ctrl, int qid, int depth);
 int nrp_start_queue(struct nrp_ctrl *ctrl, int qid);
 void nrp_stop_queue(struct nrp_queue *queue);
 void nrp_free_queue(struct nrp_queue *queue);
+void nrp_init_queue(struct nrp_ctrl *ctrl, int qid);
+void nrp_exit_queue(struct nrp_queue *queue);
 
 /* rdma_p2p_io.c */
 void nrp_expire_inflight(struct nrp_queue *queue);

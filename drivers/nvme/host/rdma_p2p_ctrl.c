@@ -53,6 +53,11 @@ static void nrp_stop_io_queues(struct nrp_ctrl *ctrl)
 		nrp_stop_queue(&ctrl->queues[i]);
 }
 
+/*
+ * On failure the queues started so far stay live: the caller quiesces the
+ * I/O queues before it stops them, as blk-mq may be in queue_rq() on a live
+ * one (the queues stay open while the controller reconnects).
+ */
 static int nrp_start_io_queues(struct nrp_ctrl *ctrl, int first, int last)
 {
 	int i, ret;
@@ -60,14 +65,9 @@ static int nrp_start_io_queues(struct nrp_ctrl *ctrl, int first, int last)
 	for (i = first; i < last; i++) {
 		ret = nrp_start_queue(ctrl, i);
 		if (ret)
-			goto out_stop_started;
+			return ret;
 	}
 	return 0;
-
-out_stop_started:
-	while (--i >= first)
-		nrp_stop_queue(&ctrl->queues[i]);
-	return ret;
 }
 
 /*
@@ -266,7 +266,7 @@ static int nrp_configure_io_queues(struct nrp_ctrl *ctrl, bool new)
 			 ctrl->ctrl.queue_count);
 	ret = nrp_start_io_queues(ctrl, 1, nr_known);
 	if (ret)
-		goto out_cancel_tagset;
+		goto out_stop_io_queues;
 
 	if (!new) {
 		/*
@@ -303,7 +303,6 @@ out_stop_io_queues:
 	nrp_quiesce_io_queues(&ctrl->ctrl);
 	nvme_sync_io_queues(&ctrl->ctrl);
 	nrp_stop_io_queues(ctrl);
-out_cancel_tagset:
 	nvme_cancel_tagset(&ctrl->ctrl);
 	if (new) {
 		nrp_unquiesce_io_queues(&ctrl->ctrl);
@@ -525,11 +524,23 @@ out_reopen_queues:
 	return ret;
 }
 
-/* Have every I/O queue dispatched again, whether open or quiesced. */
-static void nrp_kick_io_queues(struct nrp_ctrl *ctrl)
+static void nrp_run_ns_queue(struct nvme_ns *ns, void *unused)
 {
-	nrp_quiesce_io_queues(&ctrl->ctrl);
-	nrp_unquiesce_io_queues(&ctrl->ctrl);
+	blk_mq_run_hw_queues(ns->queue, true);
+}
+
+/*
+ * Dispatch again what waits on the I/O queues' dispatch lists. Only run
+ * them: a quiesce that a reconnect attempt holds while it tears queues
+ * down (nrp_configure_io_queues()) must not be lifted from here, and a
+ * quiesced queue does not dispatch; the attempt runs them when it
+ * unquiesces.
+ */
+static void nrp_run_io_queues(struct nrp_ctrl *ctrl)
+{
+	struct nrp_ns_visit v = { .fn = nrp_run_ns_queue };
+
+	nrp_visit_ns(&ctrl->ctrl, &v);
 }
 
 /*
@@ -554,7 +565,7 @@ static void nrp_failfast_work(struct work_struct *work)
 	}
 	dev_info(ctrl->ctrl.device,
 		 "fast_io_fail_tmo expired, failing queued I/O\n");
-	nrp_kick_io_queues(ctrl);
+	nrp_run_io_queues(ctrl);
 }
 
 /* Called on entering CONNECTING, as the core starts its own timer. */
@@ -679,13 +690,15 @@ static void nrp_stop_ctrl(struct nvme_ctrl *nctrl)
 	 * A delete: I/O waiting on the dispatch lists for a reconnect
 	 * (nrp_queue_rq()) must now fail (it finds the queues not live), or
 	 * removing the namespaces would wait for it forever. No attempt
-	 * runs any more. Quiesced first, so that unquiescing runs every
-	 * queue whether it was open or not.
+	 * runs any more (err_work, reconnect and reset are over), so the
+	 * queues may be quiesced and unquiesced here, which runs every one
+	 * of them whether the last attempt left them open or not.
 	 */
 	switch (nvme_ctrl_state(nctrl)) {
 	case NVME_CTRL_DELETING:
 	case NVME_CTRL_DELETING_NOIO:
-		nrp_kick_io_queues(ctrl);
+		nrp_quiesce_io_queues(nctrl);
+		nrp_unquiesce_io_queues(nctrl);
 		break;
 	default:
 		break;
@@ -698,6 +711,8 @@ static void nrp_delete_ctrl(struct nvme_ctrl *nctrl)
 
 	/* before the name "nvmeN" can be handed to a new controller */
 	nrp_stats_unregister(ctrl);
+	/* its paths leave: heads may take P2P again (rdma_p2p_mpath.c) */
+	nrp_mpath_ctrl_del(ctrl);
 	nrp_shutdown_ctrl(ctrl, true);
 }
 
@@ -705,6 +720,7 @@ static void nrp_free_ctrl(struct nvme_ctrl *nctrl)
 {
 	struct nrp_ctrl *ctrl = to_nrp_ctrl(nctrl);
 	bool listed = !list_empty(&ctrl->node);
+	u32 i;
 
 	nrp_stats_unregister(ctrl);
 	nrp_mpath_ctrl_del(ctrl);
@@ -719,6 +735,8 @@ static void nrp_free_ctrl(struct nvme_ctrl *nctrl)
 		nvmf_free_options(nctrl->opts);
 	}
 	nrp_fault_free_delay();
+	for (i = 0; i < ctrl->nr_queues_max; i++)
+		nrp_exit_queue(&ctrl->queues[i]);
 	kvfree(ctrl->queues);
 	kfree(ctrl);
 	if (!listed)
@@ -885,10 +903,8 @@ struct nvme_ctrl *nrp_create_ctrl(struct device *dev,
 		ret = -ENOMEM;
 		goto out_free_ctrl;
 	}
-	for (i = 0; i < ctrl->nr_queues_max; i++) {
-		ctrl->queues[i].ctrl = ctrl;
-		ctrl->queues[i].qid = i;
-	}
+	for (i = 0; i < ctrl->nr_queues_max; i++)
+		nrp_init_queue(ctrl, i);
 
 	ret = nvme_init_ctrl(&ctrl->ctrl, dev, &nrp_ctrl_ops, 0);
 	if (ret)
@@ -924,6 +940,8 @@ struct nvme_ctrl *nrp_create_ctrl(struct device *dev,
 	return &ctrl->ctrl;
 
 out_uninit_ctrl:
+	/* before the core can tear down what a walk of ours would visit */
+	nrp_mpath_ctrl_del(ctrl);
 	nvme_uninit_ctrl(&ctrl->ctrl);
 out_put_ctrl:
 	nvme_put_ctrl(&ctrl->ctrl);
@@ -932,6 +950,8 @@ out_put_ctrl:
 		ret = -EIO;
 	return ERR_PTR(ret);
 out_free_queues:
+	for (i = 0; i < ctrl->nr_queues_max; i++)
+		nrp_exit_queue(&ctrl->queues[i]);
 	kvfree(ctrl->queues);
 out_free_ctrl:
 	kfree(ctrl);

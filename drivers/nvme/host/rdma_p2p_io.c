@@ -77,9 +77,9 @@ static void nrp_complete_rq(struct request *rq)
 {
 	struct nrp_request *req = blk_mq_rq_to_pdu(rq);
 
-	/* see nrp_p2p_failover_blocked(): a P2P request failing over */
+	/* see nrp_p2p_block_failover(): a P2P request failing over */
 	if (unlikely(req->dma_kind == NRP_DMA_P2P) && nvme_req(rq)->status)
-		nrp_p2p_failover_blocked(rq);
+		nrp_p2p_block_failover(rq);
 	nrp_unmap_rq(req->queue, rq);
 	nrp_uncount(req->queue, req);
 	nvme_complete_rq(rq);
@@ -89,7 +89,7 @@ static void nrp_complete_rq(struct request *rq)
  * A request our queue gives up before posting it: a host path error, which
  * the core retries or, for a multipath namespace, sends down another path.
  * Unless it carries P2P pages and its head no longer takes them (see
- * nrp_p2p_failover_blocked()): then it fails as P2P refused. Its data, if
+ * nrp_p2p_block_failover()): then it fails as P2P refused. Its data, if
  * it was mapped, is unmapped already.
  */
 static void nrp_path_error(struct request *rq, bool p2p)
@@ -99,7 +99,7 @@ static void nrp_path_error(struct request *rq, bool p2p)
 		return;
 	}
 	nvme_req(rq)->status = NVME_SC_HOST_PATH_ERROR;
-	nrp_p2p_failover_blocked(rq);
+	nrp_p2p_block_failover(rq);
 	blk_mq_set_request_complete(rq);
 	nvme_complete_rq(rq);
 }
@@ -852,10 +852,10 @@ static blk_status_t nrp_queue_rq(struct blk_mq_hw_ctx *hctx,
 		 * (nrp_configure_io_queues()), when fast_io_fail_tmo expires
 		 * (nrp_failfast_work()) and on delete (nrp_stop_ctrl()).
 		 */
-		if (rq->cmd_flags & REQ_NVME_MPATH) {
-			/* as nvme_fail_nonready_command() would, P2P aside */
-			nrp_path_error(rq, nrp_rq_has_p2p(rq));
-			sts = BLK_STS_OK;
+		if (unlikely(rq->cmd_flags & REQ_NVME_MPATH) &&
+		    nrp_p2p_failover_refused(rq)) {
+			/* P2P pages the head's other paths may not map */
+			sts = BLK_STS_TARGET;
 			goto out_post_earlier;
 		}
 		sts = nvme_fail_nonready_command(&ctrl->ctrl, rq);

@@ -21,8 +21,8 @@
  * Withdrawing P2P from a head also fails (BLK_STS_TARGET, -EREMOTEIO to
  * the submitter) what P2P I/O already waits in the head for a path, and
  * the P2P requests of our paths that would otherwise fail over to the new
- * one (nrp_p2p_failover_blocked()). See Documentation/design.rst for the
- * one window that remains.
+ * one (nrp_p2p_block_failover()). See Documentation/design.rst for the
+ * windows that remain.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -43,9 +43,19 @@ struct nrp_foreign {
 /* Serialises decisions and their application to the heads. */
 static DEFINE_MUTEX(nrp_mpath_lock);
 static LIST_HEAD(nrp_foreign_ctrls);
-/* ours, from creation to free (nrp_ctrls lists only those once live) */
+/*
+ * Ours, from creation to delete (nrp_ctrls lists only those once live):
+ * a deleted one may be freed, its namespace list with it, while a walk of
+ * ours could still visit it.
+ */
 static LIST_HEAD(nrp_mpath_ctrls);
-static bool nrp_intf_registered;
+/*
+ * We may not see every controller (the class interface could not be
+ * registered, a record could not be allocated): then no head is marked.
+ */
+static bool nrp_mpath_blind;
+/* rounds of the poll for controllers whose subsystem is unknown */
+static unsigned int nrp_unknown_polls;
 /*
  * Re-decides every subsystem: after a scan of ours made heads, after a
  * foreign controller went or told its subsystem. Polls while a foreign
@@ -79,16 +89,21 @@ static bool nrp_subsys_p2p_ok(const char *subnqn)
 	const char *nqn;
 
 	lockdep_assert_held(&nrp_mpath_lock);
-	if (!nrp_kernel_has_p2pdma())
+	if (!nrp_kernel_has_p2pdma() || nrp_mpath_blind)
 		return false;
 	list_for_each_entry(f, &nrp_foreign_ctrls, node) {
 		nqn = nrp_ctrl_subnqn(f->ctrl);
 		if (!nqn || !strcmp(nqn, subnqn))
 			return false;
 	}
+	/*
+	 * One of ours that has not decided yet has no namespace; one that
+	 * reconnects keeps its last decision, while its paths are disabled.
+	 */
 	list_for_each_entry(ctrl, &nrp_mpath_ctrls, mpath_node) {
 		nqn = nrp_ctrl_subnqn(&ctrl->ctrl);
-		if (nqn && !strcmp(nqn, subnqn) && !READ_ONCE(ctrl->p2p_capable))
+		if (nqn && !strcmp(nqn, subnqn) && ctrl->p2p_decided &&
+		    !READ_ONCE(ctrl->p2p_capable))
 			return false;
 	}
 	return true;
@@ -99,34 +114,48 @@ static bool nrp_bio_has_p2p(struct bio *bio)
 	struct bvec_iter iter;
 	struct bio_vec bv;
 
-	bio_for_each_segment(bv, bio, iter)
+	/* a multi-page vector never mixes P2P and host pages */
+	bio_for_each_bvec(bv, bio, iter)
 		if (nrp_is_p2p_page(bv.bv_page))
 			return true;
 	return false;
 }
 
+#ifdef CONFIG_NVME_MULTIPATH
 /*
  * P2P bios that wait in @head for a path (no path was usable when they
  * came, or their path failed) must not be sent down the path that made
- * the head lose P2P: they fail, the rest stay. The head's requeue work is
- * flushed first, so that none is on its way out.
+ * the head lose P2P: they fail, the rest stay. The list is taken under the
+ * head's lock and sorted without it. (Not waiting for the head's requeue
+ * work: a flush here, under the namespace list's lock and, for a new
+ * controller, the nvme class's, could wait for I/O that waits for those.)
  */
 static void nrp_head_fail_p2p_waiting(struct nvme_ns_head *head)
 {
 	struct bio_list keep = BIO_EMPTY_LIST, fail = BIO_EMPTY_LIST;
-	struct bio *bio;
+	struct bio *bio, *all;
 
-	flush_work(&head->requeue_work);
 	spin_lock_irq(&head->requeue_lock);
-	while ((bio = bio_list_pop(&head->requeue_list)))
+	all = bio_list_get(&head->requeue_list);
+	spin_unlock_irq(&head->requeue_lock);
+	while ((bio = all)) {
+		all = bio->bi_next;
+		bio->bi_next = NULL;
 		bio_list_add(nrp_bio_has_p2p(bio) ? &fail : &keep, bio);
-	bio_list_merge(&head->requeue_list, &keep);
+	}
+	spin_lock_irq(&head->requeue_lock);
+	bio_list_merge_head(&head->requeue_list, &keep);
 	spin_unlock_irq(&head->requeue_lock);
 	while ((bio = bio_list_pop(&fail))) {
 		bio->bi_status = BLK_STS_TARGET;
 		bio_endio(bio);
 	}
 }
+#else
+static void nrp_head_fail_p2p_waiting(struct nvme_ns_head *head)
+{
+}
+#endif
 
 static void nrp_head_set_p2p(struct nvme_ns_head *head, bool on)
 {
@@ -142,11 +171,14 @@ static void nrp_head_set_p2p(struct nvme_ns_head *head, bool on)
 		nrp_head_fail_p2p_waiting(head);
 }
 
-/* Whether @ns is a path of a multipath head disk that is in use. */
+/*
+ * Whether @ns is a path of a multipath head disk. The head's disk exists
+ * from its first path on; it may go live later (an ANA state change), and
+ * is marked before that, so that the mark is right when it does.
+ */
 static bool nrp_ns_has_head(struct nvme_ns *ns)
 {
-	return nvme_ns_head_multipath(ns->head) &&
-	       test_bit(NVME_NSHEAD_DISK_LIVE, &ns->head->flags);
+	return nvme_ns_head_multipath(ns->head);
 }
 
 static void nrp_ns_head_set_p2p(struct nvme_ns *ns, void *on)
@@ -239,8 +271,19 @@ static void nrp_mpath_work_fn(struct work_struct *work)
 
 	mutex_lock(&nrp_mpath_lock);
 	nrp_mpath_apply_all();
-	if (nrp_foreign_unknown())
-		queue_delayed_work(nrp_mpath_wq, &nrp_mpath_work, HZ / 20);
+	/*
+	 * Every 50 ms for a second, then every second: a PCIe controller
+	 * tells its subsystem within milliseconds, one that never does
+	 * (a dead device) keeps every head unmarked, and says so once.
+	 */
+	if (nrp_foreign_unknown()) {
+		if (++nrp_unknown_polls == 20)
+			pr_warn("a controller of another transport has not told its subsystem for a second: no PCI P2PDMA on multipath heads until it does\n");
+		queue_delayed_work(nrp_mpath_wq, &nrp_mpath_work,
+				   nrp_unknown_polls < 20 ? HZ / 20 : HZ);
+	} else {
+		nrp_unknown_polls = 0;
+	}
 	mutex_unlock(&nrp_mpath_lock);
 }
 
@@ -271,8 +314,12 @@ static int nrp_nvme_dev_add(NRP_CLASS_INTF_PARAMS)
 	if (f) {
 		f->ctrl = nctrl;
 		list_add(&f->node, &nrp_foreign_ctrls);
+	} else {
+		/* it cannot be remembered: no head is marked from now on */
+		pr_err("no memory to track a controller of another transport: no PCI P2PDMA on multipath heads\n");
+		nrp_mpath_blind = true;
+		nqn = NULL;
 	}
-	/* without a record, the decision for its subsystem is on our side */
 	nrp_mpath_withdraw(nqn);
 	if (!nqn)
 		queue_delayed_work(nrp_mpath_wq, &nrp_mpath_work, HZ / 20);
@@ -315,18 +362,18 @@ void nrp_mpath_ctrl_add(struct nrp_ctrl *ctrl)
 
 	mutex_lock(&nrp_mpath_lock);
 	list_add(&ctrl->mpath_node, &nrp_mpath_ctrls);
-	reg = !nrp_intf_registered;
-	nrp_intf_registered = true;
+	reg = !nrp_nvme_intf.class;
+	if (reg)
+		nrp_nvme_intf.class = ctrl->ctrl.device->class;
 	mutex_unlock(&nrp_mpath_lock);
-	if (!reg)
-		return;
-	nrp_nvme_intf.class = ctrl->ctrl.device->class;
-	if (class_interface_register(&nrp_nvme_intf)) {
+	/* (outside our lock: add_dev takes it under the class's mutex) */
+	if (reg && class_interface_register(&nrp_nvme_intf)) {
 		/* never seeing other controllers, P2P on heads is never safe */
 		pr_err("cannot watch the nvme class: no PCI P2PDMA on multipath heads\n");
 		mutex_lock(&nrp_mpath_lock);
-		nrp_nvme_intf.class = NULL;
+		nrp_mpath_blind = true;
 		mutex_unlock(&nrp_mpath_lock);
+		/* registered or not, the interface is never registered again */
 	}
 }
 
@@ -337,19 +384,47 @@ void nrp_mpath_ctrl_add(struct nrp_ctrl *ctrl)
 void nrp_mpath_ctrl_decided(struct nrp_ctrl *ctrl)
 {
 	mutex_lock(&nrp_mpath_lock);
-	if (nrp_nvme_intf.class)
-		nrp_mpath_apply(ctrl);
-	else
-		nrp_ctrl_heads_set_p2p(ctrl, false);
+	ctrl->p2p_decided = true;
+	nrp_mpath_apply(ctrl);
 	mutex_unlock(&nrp_mpath_lock);
 }
 
+/*
+ * @ctrl is being deleted (or its creation failed): off the list before the
+ * core can free its namespace list, and the heads its paths leave may take
+ * P2P again.
+ */
 void nrp_mpath_ctrl_del(struct nrp_ctrl *ctrl)
 {
+	bool listed;
+
 	mutex_lock(&nrp_mpath_lock);
-	if (!list_empty(&ctrl->mpath_node))
+	listed = !list_empty(&ctrl->mpath_node);
+	if (listed)
 		list_del_init(&ctrl->mpath_node);
 	mutex_unlock(&nrp_mpath_lock);
+	if (listed)
+		nrp_mpath_refresh();
+}
+
+/* Whether the head of multipath request @rq has lost its P2P mark. */
+static bool nrp_head_lost_p2p(struct request *rq)
+{
+	struct nvme_ns *ns = rq->q->queuedata;
+
+	return (rq->cmd_flags & REQ_NVME_MPATH) && ns &&
+	       nvme_ns_head_multipath(ns->head) &&
+	       !blk_queue_pci_p2pdma(ns->head->disk->queue);
+}
+
+/*
+ * Whether multipath request @rq, never started, that would be failed over
+ * (a queue that is not live) carries P2P pages its head no longer takes:
+ * then it fails instead (BLK_STS_TARGET from queue_rq()).
+ */
+bool nrp_p2p_failover_refused(struct request *rq)
+{
+	return nrp_head_lost_p2p(rq) && nrp_rq_has_p2p(rq);
 }
 
 /*
@@ -357,20 +432,21 @@ void nrp_mpath_ctrl_del(struct nrp_ctrl *ctrl)
  * sent down another one. If the head no longer takes P2P, that other path
  * may be one that cannot map it: fail the request instead, with a status
  * the core completes as BLK_STS_TARGET (-EREMOTEIO), neither retried nor
- * failed over.
+ * failed over, and say so ourselves (the core would log a status the
+ * target never sent).
  */
-void nrp_p2p_failover_blocked(struct request *rq)
+void nrp_p2p_block_failover(struct request *rq)
 {
-	struct nvme_ns *ns = rq->q->queuedata;
 	u16 status = nvme_req(rq)->status;
 
-	if (!(rq->cmd_flags & REQ_NVME_MPATH) || !ns ||
-	    !nvme_ns_head_multipath(ns->head) ||
-	    blk_queue_pci_p2pdma(ns->head->disk->queue))
+	if (!nrp_head_lost_p2p(rq))
 		return;
 	if (!nvme_is_path_error(status) && !blk_queue_dying(rq->q))
 		return;
 	nvme_req(rq)->status = NVME_SC_NS_NOT_READY | NVME_STATUS_DNR;
+	rq->rq_flags |= RQF_QUIET;
+	pr_warn_ratelimited("%s: a P2P request not failed over: the multipath head no longer takes P2P pages\n",
+			    rq->q->disk ? rq->q->disk->disk_name : "?");
 }
 
 /* Whether any data page of @rq is PCI P2PDMA memory. */
@@ -388,7 +464,8 @@ bool nrp_rq_has_p2p(struct request *rq)
 
 static void nrp_ns_show_head(struct nvme_ns *ns, void *m)
 {
-	if (!nrp_ns_has_head(ns))
+	if (!nrp_ns_has_head(ns) ||
+	    !test_bit(NVME_NSHEAD_DISK_LIVE, &ns->head->flags))
 		return;
 	seq_printf(m, "%s %s path %s p2p %d\n", ns->head->disk->disk_name,
 		   dev_name(ns->ctrl->device), ns->disk->disk_name,
@@ -426,7 +503,7 @@ void nrp_mpath_exit(void)
 {
 	struct nrp_foreign *f, *tmp;
 
-	if (nrp_nvme_intf.class)
+	if (nrp_nvme_intf.class && !nrp_mpath_blind)
 		class_interface_unregister(&nrp_nvme_intf);
 	cancel_delayed_work_sync(&nrp_mpath_work);
 	destroy_workqueue(nrp_mpath_wq);

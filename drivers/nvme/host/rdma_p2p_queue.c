@@ -354,6 +354,7 @@ static int nrp_get_cq(struct nrp_queue *queue)
 
 	atomic_set(&queue->send_waiters, 0);
 	irq_poll_init(&queue->send_iop, NRP_SEND_POLL_BUDGET, nrp_send_poll);
+	clear_bit(NRP_Q_REAPER_STOPPED, &queue->flags);
 	queue->cq = cq;
 	queue->send_cq = send_cq;
 	return 0;
@@ -380,15 +381,18 @@ static void nrp_put_cq(struct nrp_queue *queue)
 }
 
 /*
- * The QP is drained: every completion it will ever have was reaped. Stop
- * send_iop before the QP goes, so that no round of it can still be
- * running, or start later from an event of the CQ armed for the drain;
- * irq_poll_sched() on a disabled one does nothing, and the queue (where
- * send_iop lives) outlives the CQ.
+ * Stop send_iop once the QP is drained (every completion it will ever have
+ * is reaped), before anyone cancels a request and before the QP goes: no
+ * round of it may still be running then, or start later from an event of
+ * the CQ armed for the drain (irq_poll_sched() on a disabled one does
+ * nothing, and the queue, where send_iop lives, outlives the CQ). Called
+ * by the drain, and by the teardown of a queue that never connected.
  */
 static void nrp_stop_send_reaper(struct nrp_queue *queue)
 {
-	if (!queue->polled)
+	/* once an association: irq_poll_disable() twice never returns */
+	if (!queue->polled &&
+	    !test_and_set_bit(NRP_Q_REAPER_STOPPED, &queue->flags))
 		irq_poll_disable(&queue->send_iop);
 }
 
@@ -796,6 +800,13 @@ static void nrp_drain_queue(struct nrp_queue *queue, bool disconnect)
 	}
 	ib_drain_qp(queue->qp);
 	clear_bit(NRP_Q_DRAINING, &queue->flags);
+	/*
+	 * ib_drain_qp() may have reaped its marker itself, with a round of
+	 * send_iop still completing requests of an earlier batch on another
+	 * CPU: wait for that round before anyone cancels what is in flight,
+	 * or a request would be completed twice.
+	 */
+	nrp_stop_send_reaper(queue);
 	/* requests chained there were started: the tag set cancels them */
 	nrp_discard_unposted(queue);
 	/* before any of them completes and its pages are unmapped */
@@ -824,10 +835,12 @@ int nrp_alloc_queue(struct nrp_ctrl *ctrl, int qid, int depth)
 	/* an async event request of the last association died with it */
 	clear_bit(NRP_Q_AER_POSTED, &queue->flags);
 	init_completion(&queue->cm_done);
-	mutex_init(&queue->stop_lock);
-	spin_lock_init(&queue->sq_lock);
-	queue->sq_head = NULL;
-	queue->sq_tail = NULL;
+	/*
+	 * stop_lock and sq_lock were set up with the controller
+	 * (nrp_init_queue()), never again: blk-mq may be in queue_rq() on
+	 * this queue, holding sq_lock, while it reconnects (the I/O queues
+	 * stay open then, see nrp_queue_rq()).
+	 */
 
 	queue->cm_id = rdma_create_id(&init_net, nrp_cm_handler, queue,
 				      RDMA_PS_TCP, IB_QPT_RC);
@@ -835,7 +848,7 @@ int nrp_alloc_queue(struct nrp_ctrl *ctrl, int qid, int depth)
 		ret = PTR_ERR(queue->cm_id);
 		dev_err(ctrl->ctrl.device,
 			"failed to create CM ID: %d: queue %d\n", ret, qid);
-		goto out_destroy_mutex;
+		return ret;
 	}
 
 	if (ctrl->ctrl.opts->mask & NVMF_OPT_HOST_TRADDR)
@@ -869,8 +882,6 @@ out_destroy_cm_id:
 	if (test_bit(NRP_Q_IB_READY, &queue->flags))
 		nrp_drain_queue(queue, false);
 	nrp_destroy_queue_ib(queue);
-out_destroy_mutex:
-	mutex_destroy(&queue->stop_lock);
 	return ret;
 }
 
@@ -929,5 +940,20 @@ void nrp_free_queue(struct nrp_queue *queue)
 	rdma_destroy_id(queue->cm_id);
 	queue->cm_id = NULL;
 	nrp_destroy_queue_ib(queue);
+}
+
+/* Once per queue, for the life of the controller. */
+void nrp_init_queue(struct nrp_ctrl *ctrl, int qid)
+{
+	struct nrp_queue *queue = &ctrl->queues[qid];
+
+	queue->ctrl = ctrl;
+	queue->qid = qid;
+	mutex_init(&queue->stop_lock);
+	spin_lock_init(&queue->sq_lock);
+}
+
+void nrp_exit_queue(struct nrp_queue *queue)
+{
 	mutex_destroy(&queue->stop_lock);
 }

@@ -9,8 +9,10 @@
 # commands already on path 1 come back with an ANA status and go down
 # path 2 with the rest. The checkpoint must verify byte-exact, nothing
 # bounced, P2P over both paths; then the states swap back and path 1
-# carries the I/O again. Linux 6.2 and later: user-space O_DIRECT from
-# mapped P2P memory; 6.1: the in-kernel mover.
+# carries the I/O again. Both ports start inaccessible, so the head disk
+# goes live only after the scan, with the first ANA change. Linux 6.2 and
+# later: user-space O_DIRECT from mapped P2P memory; 6.1: the in-kernel
+# mover.
 # nrp-timeout: 1800
 . "$(dirname "$0")/lib_mpath.sh"
 
@@ -27,14 +29,18 @@ nrp_rdma_setup "${NRP_RDMA_TYPE:-rxe}"
 nrp_backing_dev ram $((mib + 16))
 nrp_nvmet_setup "$NRP_DEV"
 nrp_second_path
-ana 1 optimized || nrp_fail "nvmet has no ANA state for port 1"
-ana 2 non-optimized
+# Both ports inaccessible at connect: the head disk goes live only with the
+# ANA change below, after the scan; its P2P mark must be right then too.
+ana 1 inaccessible || nrp_fail "nvmet has no ANA state for port 1"
+ana 2 inaccessible
 nrp_load_ours "$NRP_TRANSPORT" allow_soft_p2p=1 max_mr_pages=257
 nrp_connect_path 1; c1=$NRP_CTRL
 nrp_connect_path 2; c2=$NRP_CTRL
-NRP_NS=$(nrp_head_dev numa) || nrp_fail "no head disk"
+ana 1 optimized
+ana 2 non-optimized
+NRP_NS=$(nrp_head_dev numa) || nrp_fail "no head disk after port 1 became optimized"
 h=$(basename "$NRP_NS")
-nrp_wait_head_p2p "$h" 1 || nrp_fail "head $h not marked for P2P: $(cat "$NRP_DEBUGFS/heads")"
+nrp_wait_head_p2p "$h" 1 || nrp_fail "head $h, live after an ANA change, not marked for P2P: $(cat "$NRP_DEBUGFS/heads")"
 p1=$(nrp_path_sysfs "$c1") && p2=$(nrp_path_sysfs "$c2") || nrp_fail "no path disks"
 for _ in $(seq 50); do
 	[ "$(cat "$p1/ana_state" 2>/dev/null)" = optimized ] &&
