@@ -131,21 +131,24 @@ esac
 # largest case costs minutes under TCG runs a smaller one in the check
 # tier that asserts the same (test_p2p_user_fs.sh).
 export NRP_TIER=$tier
-# The check tier's kernels: both stock kernels' series through stock 6.1
-# (every test), the two P2PDMA kernels (6.1 and 6.12), and the debug kernel
-# (KASAN, lockdep, kmemleak: base.config and what its tests need, so that
-# it builds in the cold budget). Stock 6.12 runs in the full tier.
+# The check tier's kernels: stock 6.1 (every test), the 6.1 P2PDMA kernel
+# (the P2P and multipath tests), and the 6.12 debug kernel (KASAN, lockdep,
+# kmemleak: base.config and what its tests need), which also runs the
+# module's 6.12 code paths: two kernel builds fit the cold budget, three do
+# not. The full tier runs the 6.12 P2PDMA kernel (user-space P2P), stock
+# 6.12 and the 6.1 debug kernel.
 if [ -z "$kernels" ]; then
-	kernels="stock p2p p2p-6.12 debug"
+	kernels="stock p2p debug-6.12"
 	[ "$tier" = full ] && kernels="stock p2p debug stock-6.12 p2p-6.12"
 fi
 # The debug kernel runs about seven times slower than the others under
 # TCG; in the check tier it runs the tests that reach every part of the
 # module once (load, connect over IPv4 and IPv6, I/O, reset, teardown under
-# load, the P2P fixture, teardown racing the send reaper), and the full
+# load, the P2P fixture, teardown racing the send reaper, a controller
+# freed while its heads are read), and the full
 # tier every test whose kernel features it has (debug_lacks).
 # NRP_DEBUG_TESTS=all runs the whole suite there.
-debug_default="module_load transport_registered connect reset_during_io teardown_live gpu_standin teardown_reaper"
+debug_default="module_load transport_registered connect reset_during_io teardown_live gpu_standin teardown_reaper heads_during_free"
 [ "$tier" = full ] && debug_default=all
 debug_tests=${NRP_DEBUG_TESTS:-$debug_default}
 # What the debug kernel has not (debug.config keeps it small): tests of
@@ -299,7 +302,7 @@ part_weight() {
 	extras)		echo 2400 ;;
 	stock)		echo 3000 ;;
 	stock-*)	echo 2700 ;;
-	debug)		echo 6000 ;;
+	debug*)		echo 6000 ;;
 	p2p-*)		echo 3900 ;;
 	*)		echo 3300 ;;
 	esac
@@ -516,7 +519,8 @@ check_612_on_61=(p2p_checkpoint p2p_concurrent p2p_nvmet p2p_siw p2p_multipath
 rxe_on_stock=("${siw_all[@]}" batch_map_fail post_fail_mr bogus_invalidation
 	exit_during_free reconnect_quiesced mdts_shrink device_removal
 	log_wording transport_name pi_namespace fuzz_options nrp_stat
-	hostile_target dkms_load queue_shrink teardown_reaper many_ctrls)
+	hostile_target dkms_load queue_shrink teardown_reaper many_ctrls
+	failover_queued heads_during_free)
 # Full tier only: dkms_load spends 4 to 9 minutes of a TCG guest in bash
 # (dkms install and remove); the check tier covers DKMS on the host
 # (host/dkms: add, build, install, remove for both series).
@@ -575,17 +579,17 @@ guest_part() { # KERNEL TEST...
 		case $t in pair_*) ;; *) tests+=("$t") ;; esac
 	done
 	[ $# -gt 0 ] && [ ${#tests[@]} = 0 ] && return 0
-	if [ "$k" = debug ] && [ $# = 0 ] && [ "$debug_tests" != all ]; then
+	if [[ $k == debug* ]] && [ $# = 0 ] && [ "$debug_tests" != all ]; then
 		read -ra tests <<<"$debug_tests"
 	fi
 	# The P2PDMA kernels of the check tier: what the stock kernel does not
 	# run over rxe already (plus, on 6.12, the transport's core paths).
 	local p2p_check=
 	if [ -n "$siw_only" ] && [ $# = 0 ]; then
-		case $k in stock | stock-* | debug) ;; *) p2p_check=1 ;; esac
+		case $k in stock | stock-* | debug*) ;; *) p2p_check=1 ;; esac
 	fi
 	if [ ${#tests[@]} = 0 ] && { [ -n "$p2p_check" ] || in_list "$k" "$siw_kernels" ||
-		[ "$tier" = check ] || [ -n "$shard" ] || [ "$k" = debug ]; }; then
+		[ "$tier" = check ] || [ -n "$shard" ] || [[ $k == debug* ]]; }; then
 		# run_tests.sh runs all tests when none is named: name them
 		for t in "$NRP_TOP"/tools/testing/selftests/nvme-rdma-p2p/test_*.sh; do
 			t=$(basename "$t" .sh)
@@ -595,7 +599,7 @@ guest_part() { # KERNEL TEST...
 			# the check tier leaves out what only the full tier runs
 			[ "$tier" = check ] && [ $# = 0 ] && in_list "$t" "${full_only[@]}" && continue
 			# the debug kernel what its config lacks
-			[ "$k" = debug ] && in_list "$t" $debug_lacks && continue
+			[[ $k == debug* ]] && in_list "$t" $debug_lacks && continue
 			tests+=("$t")
 		done
 	fi
@@ -618,7 +622,7 @@ guest_part() { # KERNEL TEST...
 	fi
 	# Tests take about seven times longer on the debug kernel: a test's
 	# limit there is 40 minutes, not run_tests.sh's default 10.
-	[ "$k" = debug ] && limit=(-t 2400)
+	[[ $k == debug* ]] && limit=(-t 2400)
 	if in_list "$k" "$siw_kernels"; then
 		for t in "${siw_all[@]}"; do
 			is_named "$t" && tests+=("$t@siw")
@@ -779,7 +783,7 @@ lane_a=() lane_b_kernels=()
 for k in $kernels; do
 	case $k in
 	stock | stock-*)	lane_a+=("$k") ;;
-	debug)			if [ -n "$debug_split" ]; then
+	debug*)			if [ -n "$debug_split" ]; then
 					lane_a+=("debug#1")
 					lane_b_kernels+=("debug#2")
 				else
