@@ -144,11 +144,10 @@ fi
 # The debug kernel runs about seven times slower than the others under
 # TCG; in the check tier it runs the tests that reach every part of the
 # module once (load, connect over IPv4 and IPv6, I/O, reset, teardown under
-# load, the P2P fixture, teardown racing the send reaper, a controller
-# freed while its heads are read), and the full
+# load, the P2P fixture, teardown racing the send reaper), and the full
 # tier every test whose kernel features it has (debug_lacks).
 # NRP_DEBUG_TESTS=all runs the whole suite there.
-debug_default="module_load transport_registered connect reset_during_io teardown_live gpu_standin teardown_reaper heads_during_free"
+debug_default="module_load transport_registered connect reset_during_io teardown_live gpu_standin teardown_reaper"
 [ "$tier" = full ] && debug_default=all
 debug_tests=${NRP_DEBUG_TESTS:-$debug_default}
 # What the debug kernel has not (debug.config keeps it small): tests of

@@ -2,11 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0
 # Failover that never waits on a dead path (issue 28). Two paths to one
 # namespace (two nvmet ports on two veth pairs), nvme_core multipath=Y,
-# round-robin: fio writes 128 deep through the head while each path's
-# queue takes 31 commands, so requests wait for tags of both paths. Port 2 goes away. Every request already routed to
-# path 2 must fail over to path 1 at once, as in-tree: the controller
-# leaves LIVE and its queued requests are sent down the other path, not
-# kept until a reconnect (the port stays away for 60 s) or ctrl_loss_tmo.
+# round-robin: fio writes 256 deep (4 jobs of 64) through the head while
+# each path's queue takes 14 commands and each command takes 50 ms at the
+# target, so requests wait for tags of both paths. Port 2 goes away. Every request
+# already routed to path 2 must fail over to path 1 at once, as in-tree:
+# the controller leaves LIVE and its queued requests are sent down the
+# other path, not kept until a reconnect (the port stays away for 60 s)
+# or ctrl_loss_tmo.
 # Measured: the time from the port going away until path 2 holds no
 # request, and fio, whose requests all complete, finishes verified while
 # port 2 is still away. Then the port comes back, path 2 reconnects and
@@ -16,7 +18,7 @@
 
 nrp_nvme_core_multipath Y
 nrp_rdma_setup "${NRP_RDMA_TYPE:-rxe}"
-# A namespace whose every command takes 2 ms (null_blk, memory-backed,
+# A namespace whose every command takes 50 ms (null_blk, memory-backed,
 # timer completions): the paths' tags fill up and requests queue behind
 # them, which a RAM disk answering at once under TCG never lets happen.
 modprobe configfs 2>/dev/null
@@ -28,7 +30,7 @@ mkdir $nb || nrp_fail "cannot create a null_blk device"
 nrp_cleanup_push "rmdir $nb"
 echo 1 >$nb/memory_backed
 echo 2 >$nb/irqmode
-echo 2000000 >$nb/completion_nsec
+echo 50000000 >$nb/completion_nsec
 echo 256 >$nb/size
 echo 1 >$nb/power || nrp_fail "cannot power on the null_blk device"
 nrp_cleanup_push "echo 0 >$nb/power"
@@ -37,28 +39,29 @@ dev=/dev/nrpslow
 nrp_nvmet_setup "$dev"
 nrp_load_ours
 nrp_second_path
-nrp_connect_path 1 --nr-io-queues=1 --queue-size=32 --reconnect-delay=2; c1=$NRP_CTRL
-nrp_connect_path 2 --nr-io-queues=1 --queue-size=32 --reconnect-delay=2; c2=$NRP_CTRL
+nrp_connect_path 1 --nr-io-queues=1 --queue-size=16 --reconnect-delay=2; c1=$NRP_CTRL
+nrp_connect_path 2 --nr-io-queues=1 --queue-size=16 --reconnect-delay=2; c2=$NRP_CTRL
 head=$(nrp_head_dev round-robin) || nrp_fail "no head disk"
 p1=$(nrp_path_sysfs "$c1") && p2=$(nrp_path_sysfs "$c2") || nrp_fail "no path disks under the head"
 echo "head $head over $c1 ($(basename "$p1")) and $c2 ($(basename "$p2"))"
 
 fio --name=deep --filename="$head" --direct=1 --ioengine=libaio --rw=randwrite \
-	--bs=16k --iodepth=128 --size=64m --verify=crc32c --verify_fatal=1 \
-	--do_verify=1 --output=/tmp/failover-fio.log &
+	--bs=16k --iodepth=64 --numjobs=4 --offset_increment=16m --size=16m \
+	--verify=crc32c --verify_fatal=1 --do_verify=1 --group_reporting \
+	--output=/tmp/failover-fio.log &
 fio_pid=$!
 nrp_cleanup_push "kill $fio_pid"
-# both paths busy, path 2 with most of its 31 tags taken (128 in flight
-# over 62 tags: the rest wait for tags)
+# both paths busy, path 2 with its 14 I/O tags taken (256 in flight over
+# 28 tags: the rest wait for tags)
 for _ in $(seq $((300 * NRP_SLOW))); do
-	[ "$(nrp_path_inflight "$p2")" -ge 24 ] && [ "$(nrp_path_ios "$p1")" -gt 200 ] && break
+	[ "$(nrp_path_inflight "$p2")" -ge 12 ] && [ "$(nrp_path_ios "$p1")" -gt 100 ] && break
 	kill -0 $fio_pid 2>/dev/null || break
 	sleep 0.1
 done
 q=$(nrp_path_inflight "$p2")
 kill -0 $fio_pid 2>/dev/null || nrp_fail "fio ended before the port went away"
-[ "$q" -ge 24 ] || nrp_fail "path 2 never had its tags taken ($q in flight)"
-echo "path 2: $q of its 31 tags in flight, fio 128 deep"
+[ "$q" -ge 12 ] || nrp_fail "path 2 never had its tags taken ($q in flight)"
+echo "path 2: $q in flight of its 14 I/O tags; fio 256 deep"
 
 nrp_dmesg_mark
 t0=$(nrp_now)
