@@ -13,6 +13,8 @@
 #   make check            the test suite in QEMU guests (CI's tier)
 #   make check-full       everything: all tests on every kernel and over siw
 #   make demo             boot a guest and write a verified checkpoint
+#   make deb              the Debian package nvme-rdma-p2p-dkms_<version>_all.deb
+#                         (debian/, DKMS; tools/make-deb.sh)
 #
 # KDIR defaults to the running kernel's build tree, else the installed
 # headers of Debian's stock 6.1 kernel that match linux-source-6.1, found by
@@ -39,7 +41,7 @@ GEN := $(TOP)/.gen/$(if $(KREL),$(KREL),unknown)
 KBUILD_ARGS := -C $(KDIR) M=$(TOP) NVME_RDMA_P2P_GEN=$(GEN)
 
 .PHONY: all modules gen install install-modprobe-conf uninstall sign clean clean-objs \
-	check-style check check-full demo bench htmldocs
+	check-style check check-full demo bench htmldocs deb
 
 all: modules
 
@@ -120,6 +122,9 @@ demo:
 
 bench:
 	@$(TOP)/tools/bench/run.sh
+
+deb:
+	@$(TOP)/tools/make-deb.sh
 
 # The rst documentation, as the kernel builds its own: warnings are errors.
 htmldocs:
