@@ -38,7 +38,10 @@ KREL := $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"/\1/p' \
 	$(KDIR)/include/generated/utsrelease.h 2>/dev/null)
 GEN := $(TOP)/.gen/$(if $(KREL),$(KREL),unknown)
 
-KBUILD_ARGS := -C $(KDIR) M=$(TOP) NVME_RDMA_P2P_GEN=$(GEN)
+NRP_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' $(TOP)/dkms.conf)
+
+KBUILD_ARGS := -C $(KDIR) M=$(TOP) NVME_RDMA_P2P_GEN=$(GEN) \
+	NVME_RDMA_P2P_VERSION=$(NRP_VERSION)
 
 .PHONY: all modules gen install install-modprobe-conf uninstall sign clean clean-objs \
 	check-style check check-full demo bench htmldocs deb
