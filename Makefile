@@ -17,6 +17,8 @@
 #   make demo             boot a guest and write a verified checkpoint
 #   make bench            ours against the in-tree transport (tools/bench)
 #   make bench-memory     the memory of one controller, ours and in-tree
+#   make deb              the Debian package nvme-rdma-p2p-dkms_<version>_all.deb
+#                         (debian/, DKMS; tools/make-deb.sh)
 #
 # KDIR defaults to the running kernel's build tree, else the installed
 # headers of Debian's stock 6.1 kernel that match linux-source-6.1, found by
@@ -40,10 +42,13 @@ KREL := $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"/\1/p' \
 	$(KDIR)/include/generated/utsrelease.h 2>/dev/null)
 GEN := $(TOP)/.gen/$(if $(KREL),$(KREL),unknown)
 
-KBUILD_ARGS := -C $(KDIR) M=$(TOP) NVME_RDMA_P2P_GEN=$(GEN)
+NRP_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' $(TOP)/dkms.conf)
+
+KBUILD_ARGS := -C $(KDIR) M=$(TOP) NVME_RDMA_P2P_GEN=$(GEN) \
+	NVME_RDMA_P2P_VERSION=$(NRP_VERSION)
 
 .PHONY: all modules gen install install-modprobe-conf uninstall sign clean clean-objs \
-	check-style check check-full check-summary demo bench bench-memory htmldocs
+	check-style check check-full check-summary demo bench bench-memory htmldocs deb
 
 all: modules
 
@@ -138,6 +143,9 @@ bench:
 # The memory of one controller, ours against in-tree, at 2 to 240 CPUs.
 bench-memory:
 	@$(TOP)/tools/bench/memory.sh
+
+deb:
+	@$(TOP)/tools/make-deb.sh
 
 # The rst documentation, as the kernel builds its own: warnings are errors.
 htmldocs:

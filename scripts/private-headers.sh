@@ -54,7 +54,9 @@ else
 	if [ -f "$out/.stamp" ] && [ "$(cat "$out/.stamp")" = "$stamp" ]; then
 		exit 0
 	fi
-	tar -xJf "$tarball" -C "$tmp" --strip-components=1 \
+	# --occurrence: stop reading once the three are out, not at the end
+	# of the whole source (half the time here; DKMS builds in slow VMs)
+	tar --occurrence=1 -xJf "$tarball" -C "$tmp" --strip-components=1 \
 		"linux-source-$series/Makefile" \
 		"linux-source-$series/drivers/nvme/host/nvme.h" \
 		"linux-source-$series/drivers/nvme/host/fabrics.h" ||

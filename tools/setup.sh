@@ -33,7 +33,8 @@ done
 tools=(make gcc bc flex bison libelf-dev libssl-dev dwarves cpio xz-utils kmod gawk mawk
        file sparse perl python3 qemu-system-x86 busybox-static
        nvme-cli rdma-core ibverbs-utils iproute2 fio e2fsprogs xfsprogs
-       trace-cmd dkms python3-sphinx libibverbs-dev librdmacm-dev)
+       trace-cmd dkms python3-sphinx libibverbs-dev librdmacm-dev
+       debhelper dh-dkms lintian)
 
 # Whether package $1 is installed at version $2.
 installed_at() {

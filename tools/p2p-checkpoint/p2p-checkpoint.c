@@ -24,17 +24,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
-#include <glob.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
-#include <linux/fs.h>
 #include <sys/ioctl.h>
-#include <sys/stat.h>
 
 #include "../nrp-gpu/nrp_gpu_uapi.h"
 
@@ -46,14 +41,19 @@ enum mode {
 };
 
 struct opts {
+	struct ckpt_opts c;
 	const char *gpu;
-	const char *dev;
-	const char *stats;
-	__u64 size, offset, chunk, seed, region_a, region_b;
-	unsigned int qd;
+	__u64 region_a, region_b;
 	enum mode mode;
-	int force, verify_chunks, region_b_set, size_set;
+	int force, verify_chunks, region_b_set;
 	__u32 path;	/* 0, NRP_GPU_XFER_BOUNCE or NRP_GPU_XFER_MIX */
+};
+
+/* A checkpoint through the in-kernel mover, as ckpt_run() drives it. */
+struct kckpt {
+	const struct opts *o;
+	int gfd;
+	__u64 sum_a, sum_b, bios_w, bios_r;
 };
 
 static void print_help(void)
@@ -90,163 +90,6 @@ static void print_help(void)
 	       NRP_GPU_XFER_MAX_QD);
 }
 
-__u64 parse_size(const char *opt, const char *s)
-{
-	unsigned int shift = 0;
-	char *end;
-	__u64 v;
-
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s || *s == '-')
-		ckpt_usage_err("%s: bad number '%s'", opt, s);
-	switch (*end) {
-	case 'k': case 'K':
-		shift = 10;
-		break;
-	case 'm': case 'M':
-		shift = 20;
-		break;
-	case 'g': case 'G':
-		shift = 30;
-		break;
-	case 't': case 'T':
-		shift = 40;
-		break;
-	}
-	if (shift) {
-		end++;
-		if (!strcmp(end, "iB") || !strcmp(end, "B"))
-			end += strlen(end);
-	}
-	if (*end || (shift && v > (ULLONG_MAX >> shift)))
-		ckpt_usage_err("%s: bad size '%s'", opt, s);
-	return v << shift;
-}
-
-double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/*
- * CPU time of this process, user and system: the in-kernel mover runs
- * in our ioctl, so its copies (--bounce) are charged here.
- */
-double cpu_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-double mib_s(__u64 bytes, double secs)
-{
-	return secs > 0 ? bytes / MIB / secs : 0;
-}
-
-/* The counters as the transport shows them, one "name value" a line. */
-int stats_read(const char *path, struct stat_set *s)
-{
-	char line[256];
-	FILE *f;
-	__u64 v;
-
-	s->n = 0;
-	f = fopen(path, "r");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f) && s->n < STATS_MAX) {
-		/* straight into the next slot: it only counts once filled */
-		if (sscanf(line, "%47s %llu", s->name[s->n], &v) != 2)
-			continue;
-		s->val[s->n++] = v;
-	}
-	fclose(f);
-	return 0;
-}
-
-void stats_print(const char *path, const struct stat_set *a,
-		 const struct stat_set *b)
-{
-	int i, j, same = 0;
-
-	ckpt_info("stats    %s (after - before):", path);
-	for (i = 0; i < b->n; i++) {
-		for (j = 0; j < a->n; j++)
-			if (!strcmp(a->name[j], b->name[i]))
-				break;
-		if (j == a->n) {
-			ckpt_info("  %-24s %llu (new)", b->name[i], b->val[i]);
-			continue;
-		}
-		if (a->val[j] == b->val[i]) {
-			same++;
-			continue;
-		}
-		ckpt_info("  %-24s %+lld", b->name[i],
-			  (long long)(b->val[i] - a->val[j]));
-	}
-	ckpt_info("  (%d counters unchanged)", same);
-}
-
-/* How much counter @name grew from @a to @b (0 if either lacks it). */
-__u64 stats_delta(const struct stat_set *a, const struct stat_set *b,
-		  const char *name)
-{
-	int i, j;
-
-	for (i = 0; i < b->n; i++) {
-		if (strcmp(b->name[i], name))
-			continue;
-		for (j = 0; j < a->n; j++)
-			if (!strcmp(a->name[j], name))
-				return b->val[i] - a->val[j];
-	}
-	return 0;
-}
-
-/*
- * The counters of the controller behind @dev: nvmeXnY (or nvmeXcYnZ)
- * usually belongs to nvmeX; else the only controller there is.
- */
-const char *stats_find(const char *dev, char *buf, size_t len)
-{
-	const char *base;
-	unsigned int ctrl;
-	char *real;
-	glob_t g;
-
-	real = realpath(dev, NULL);
-	base = strrchr(real ? real : dev, '/');
-	base = base ? base + 1 : dev;
-	if (sscanf(base, "nvme%u", &ctrl) == 1) {
-		snprintf(buf, len, STATS_DIR "/nvme%u/stats", ctrl);
-		if (!access(buf, R_OK)) {
-			free(real);
-			return buf;
-		}
-	}
-	free(real);
-	if (glob(STATS_GLOB, 0, NULL, &g)) {
-		ckpt_info("stats    none: no %s", STATS_GLOB);
-		return NULL;
-	}
-	if (g.gl_pathc == 1) {
-		snprintf(buf, len, "%s", g.gl_pathv[0]);
-		globfree(&g);
-		return buf;
-	}
-	ckpt_info("stats    none: %zu controllers under %s, none is %s's; use --stats",
-		  g.gl_pathc, STATS_DIR, dev);
-	globfree(&g);
-	return NULL;
-}
-
 static __u64 gpu_checksum(int gfd, __u64 off, __u64 len, double *secs)
 {
 	struct nrp_gpu_checksum c = { .offset = off, .length = len };
@@ -281,28 +124,34 @@ static __u64 expected_checksum(__u64 seed, __u64 len)
 }
 
 /* One direction of the checkpoint; returns the seconds it took. */
-static double xfer(int gfd, int dfd, const struct opts *o, __u32 dir,
-		   __u64 window_off, const char *what, __u64 *bios)
+static double xfer(struct ckpt *c, int write, struct ckpt_phase *ph)
 {
+	struct kckpt *k = c->priv;
+	const struct opts *o = k->o;
+	const char *what = write ? "write" : "read";
 	struct nrp_gpu_xfer x = {
-		.dev_fd		= dfd,
-		.dir		= dir,
+		.dev_fd		= c->fd,
+		.dir		= write ? NRP_GPU_XFER_WRITE : NRP_GPU_XFER_READ,
 		.flags		= (o->force ? NRP_GPU_XFER_FORCE : 0) | o->path,
-		.qd		= o->qd,
-		.dev_offset	= o->offset,
-		.window_offset	= window_off,
-		.length		= o->size,
-		.chunk		= o->chunk,
+		.qd		= o->c.qd,
+		.dev_offset	= o->c.offset,
+		.window_offset	= write ? o->region_a : o->region_b,
+		.length		= o->c.size,
+		.chunk		= o->c.chunk,
 	};
 	double secs, cpu;
-	int err;
+	int err, ret;
 
+	ckpt_phase_begin(c, ph, what);
 	cpu = cpu_seconds();
-	if (ioctl(gfd, NRP_GPU_IOC_XFER, &x)) {
+	ret = ioctl(k->gfd, NRP_GPU_IOC_XFER, &x);
+	cpu = cpu_seconds() - cpu;
+	ckpt_phase_end(c, ph);
+	if (ret) {
 		err = errno;
 		if (err == EOPNOTSUPP) {
 			ckpt_warn("refused: %s does not advertise PCI P2PDMA (its queue lacks QUEUE_FLAG_PCI_P2PDMA), so its driver may not map GPU BAR pages for DMA; --force submits anyway",
-				  o->dev);
+				  o->c.dev);
 			exit(EXIT_REFUSED);
 		}
 		if (x.status)
@@ -313,18 +162,20 @@ static double xfer(int gfd, int dfd, const struct opts *o, __u32 dir,
 			 err == EINVAL || err == ERANGE ?
 			 " (alignment or range; the kernel log says which)" : "");
 	}
-	cpu = cpu_seconds() - cpu;
 	secs = x.elapsed_ns / 1e9;
 	ckpt_info("%-8s %.1f MiB in %.3f s = %.1f MiB/s, %llu bios (chunk %llu KiB, qd %u, logical block %u)%s",
-		  what, o->size / MIB, secs, mib_s(o->size, secs),
-		  x.bios, o->chunk >> 10, o->qd, x.logical_block_size,
+		  what, o->c.size / MIB, secs, mib_s(o->c.size, secs),
+		  x.bios, o->c.chunk >> 10, o->c.qd, x.logical_block_size,
 		  o->path || x.result_flags & NRP_GPU_XFER_QUEUE_P2P ?
 		  "" : " [forced: queue lacks P2PDMA]");
 	/* machine-readable: the bench and the tests parse this line */
 	ckpt_info("%-8s path %s cpu_s %.3f cpu_copied_bytes %llu",
 		  what, o->path == NRP_GPU_XFER_BOUNCE ? "bounce" :
 		  o->path == NRP_GPU_XFER_MIX ? "mix" : "p2p", cpu, x.copied);
-	*bios = x.bios;
+	if (write)
+		k->bios_w = x.bios;
+	else
+		k->bios_r = x.bios;
 	return secs;
 }
 
@@ -333,28 +184,62 @@ static long long compare_chunks(int gfd, const struct opts *o)
 {
 	__u64 pos, len;
 
-	for (pos = 0; pos < o->size; pos += len) {
-		len = o->size - pos < o->chunk ? o->size - pos : o->chunk;
+	for (pos = 0; pos < o->c.size; pos += len) {
+		len = o->c.size - pos < o->c.chunk ? o->c.size - pos : o->c.chunk;
 		if (gpu_checksum(gfd, o->region_a + pos, len, NULL) !=
 		    gpu_checksum(gfd, o->region_b + pos, len, NULL))
-			return pos / o->chunk;
+			return pos / o->c.chunk;
 	}
 	return -1;
+}
+
+/* The options of this half; ckpt_parse() takes the shared ones. */
+static int parse_own(int c, void *priv)
+{
+	struct opts *o = priv;
+
+	switch (c) {
+	case 'g':
+		o->gpu = optarg;
+		break;
+	case 'A':
+		o->region_a = parse_size("--region-a", optarg);
+		break;
+	case 'B':
+		o->region_b = parse_size("--region-b", optarg);
+		o->region_b_set = 1;
+		break;
+	case 'f':
+		o->force = 1;
+		break;
+	case 'b':
+	case 'm':
+		if (o->path)
+			ckpt_usage_err("--bounce and --mix exclude each other");
+		o->path = c == 'b' ? NRP_GPU_XFER_BOUNCE : NRP_GPU_XFER_MIX;
+		break;
+	case 'v':
+		o->verify_chunks = 1;
+		break;
+	case 'I':
+	case 'F':
+	case 'C':
+		if (o->mode != MODE_CHECKPOINT)
+			ckpt_usage_err("--info, --fill and --checksum exclude each other");
+		o->mode = c == 'I' ? MODE_INFO : c == 'F' ? MODE_FILL : MODE_CHECKSUM;
+		break;
+	default:
+		return 0;
+	}
+	return 1;
 }
 
 static void parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option lopts[] = {
 		{ "gpu",	   required_argument, NULL, 'g' },
-		{ "dev",	   required_argument, NULL, 'd' },
-		{ "size",	   required_argument, NULL, 's' },
-		{ "offset",	   required_argument, NULL, 'o' },
-		{ "chunk",	   required_argument, NULL, 'c' },
-		{ "qd",		   required_argument, NULL, 'q' },
-		{ "seed",	   required_argument, NULL, 'S' },
 		{ "region-a",	   required_argument, NULL, 'A' },
 		{ "region-b",	   required_argument, NULL, 'B' },
-		{ "stats",	   required_argument, NULL, 't' },
 		{ "force",	   no_argument,	      NULL, 'f' },
 		{ "bounce",	   no_argument,	      NULL, 'b' },
 		{ "mix",	   no_argument,	      NULL, 'm' },
@@ -362,92 +247,21 @@ static void parse(int argc, char **argv, struct opts *o)
 		{ "info",	   no_argument,	      NULL, 'I' },
 		{ "fill",	   no_argument,	      NULL, 'F' },
 		{ "checksum",	   no_argument,	      NULL, 'C' },
-		{ "help",	   no_argument,	      NULL, 'h' },
 		{ }
 	};
-	__u64 qd;
-	int c;
 
-	*o = (struct opts) {
-		.gpu	= "/dev/nrp-gpu0",
-		.size	= 1ULL << 30,
-		.chunk	= 1ULL << 20,
-		.qd	= 8,
-		.seed	= 0x6e72702d636b7074ULL,	/* "nrp-ckpt" */
-	};
-	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
-		switch (c) {
-		case 'g':
-			o->gpu = optarg;
-			break;
-		case 'd':
-			o->dev = optarg;
-			break;
-		case 's':
-			o->size = parse_size("--size", optarg);
-			o->size_set = 1;
-			break;
-		case 'o':
-			o->offset = parse_size("--offset", optarg);
-			break;
-		case 'c':
-			o->chunk = parse_size("--chunk", optarg);
-			break;
-		case 'q':
-			qd = parse_size("--qd", optarg);
-			if (!qd || qd > NRP_GPU_XFER_MAX_QD)
-				ckpt_usage_err("--qd must be 1..%d", NRP_GPU_XFER_MAX_QD);
-			o->qd = qd;
-			break;
-		case 'S':
-			o->seed = parse_size("--seed", optarg);
-			break;
-		case 'A':
-			o->region_a = parse_size("--region-a", optarg);
-			break;
-		case 'B':
-			o->region_b = parse_size("--region-b", optarg);
-			o->region_b_set = 1;
-			break;
-		case 't':
-			o->stats = optarg;
-			break;
-		case 'f':
-			o->force = 1;
-			break;
-		case 'b':
-		case 'm':
-			if (o->path)
-				ckpt_usage_err("--bounce and --mix exclude each other");
-			o->path = c == 'b' ? NRP_GPU_XFER_BOUNCE : NRP_GPU_XFER_MIX;
-			break;
-		case 'v':
-			o->verify_chunks = 1;
-			break;
-		case 'I':
-		case 'F':
-		case 'C':
-			if (o->mode != MODE_CHECKPOINT)
-				ckpt_usage_err("--info, --fill and --checksum exclude each other");
-			o->mode = c == 'I' ? MODE_INFO : c == 'F' ? MODE_FILL : MODE_CHECKSUM;
-			break;
-		case 'h':
-			print_help();
-			exit(0);
-		default:
-			ckpt_usage_err("bad option");
-		}
-	}
-	if (optind < argc)
-		ckpt_usage_err("unexpected argument '%s'", argv[optind]);
-	if (o->mode == MODE_CHECKPOINT && !o->dev)
+	*o = (struct opts) { .gpu = "/dev/nrp-gpu0" };
+	/* 1 GiB, seed "nrp-ckpt" */
+	ckpt_opts_init(&o->c, 1ULL << 30, 0x6e72702d636b7074ULL, NRP_GPU_XFER_MAX_QD);
+	ckpt_parse(argc, argv, lopts, &o->c, print_help, parse_own, o);
+	if (o->mode == MODE_CHECKPOINT && !o->c.dev)
 		ckpt_usage_err("--dev is required");
-	if ((o->mode == MODE_FILL || o->mode == MODE_CHECKSUM) && !o->size_set)
+	if ((o->mode == MODE_FILL || o->mode == MODE_CHECKSUM) && !o->c.size_set)
 		ckpt_usage_err("--fill and --checksum need --size");
-	if (!o->size || !o->chunk)
+	if (!o->c.size || !o->c.chunk)
 		ckpt_usage_err("--size and --chunk must not be 0");
 	if (!o->region_b_set)
-		o->region_b = o->region_a + o->size;
+		o->region_b = o->region_a + o->c.size;
 }
 
 /* The single ioctls, for tests and for poking at the window by hand. */
@@ -468,15 +282,15 @@ static int run_mode(int gfd, const struct opts *o,
 		ckpt_info("published %d", !!(info->flags & NRP_GPU_INFO_PUBLISHED));
 		break;
 	case MODE_FILL:
-		secs = gpu_fill(gfd, o->region_a, o->size, o->seed);
+		secs = gpu_fill(gfd, o->region_a, o->c.size, o->c.seed);
 		ckpt_info("expected %#018llx (fill of %llu bytes at %#llx, seed %#llx: %.3f s)",
-			  expected_checksum(o->seed, o->size), o->size,
-			  o->region_a, o->seed, secs);
+			  expected_checksum(o->c.seed, o->c.size), o->c.size,
+			  o->region_a, o->c.seed, secs);
 		break;
 	case MODE_CHECKSUM:
-		sum = gpu_checksum(gfd, o->region_a, o->size, &secs);
+		sum = gpu_checksum(gfd, o->region_a, o->c.size, &secs);
 		ckpt_info("checksum %#018llx (%llu bytes at %#llx: %.3f s)",
-			  sum, o->size, o->region_a, secs);
+			  sum, o->c.size, o->region_a, secs);
 		break;
 	case MODE_CHECKPOINT:
 		break;
@@ -487,32 +301,98 @@ static int run_mode(int gfd, const struct opts *o,
 /* Friendlier than the kernel's -ERANGE for the usual mistakes. */
 static void check_layout(const struct opts *o, const struct nrp_gpu_info *info)
 {
-	__u64 w = info->window_size;
+	__u64 w = info->window_size, size = o->c.size;
 
-	if (o->size > w / 2)
+	if (size > w / 2)
 		ckpt_err("the GPU window is %llu MiB: regions A and B of %llu MiB each do not fit; give QEMU a larger ivshmem memory backend (size=2G for a 1 GiB checkpoint) or pass a smaller --size",
-			 w >> 20, o->size >> 20);
-	if (o->region_a > w - o->size || o->region_b > w - o->size)
+			 w >> 20, size >> 20);
+	if (o->region_a > w - size || o->region_b > w - size)
 		ckpt_err("region A (%#llx) or B (%#llx) + %llu bytes lies outside the %llu-byte window",
-			 o->region_a, o->region_b, o->size, w);
-	if (o->region_a < o->region_b + o->size &&
-	    o->region_b < o->region_a + o->size)
+			 o->region_a, o->region_b, size, w);
+	if (o->region_a < o->region_b + size &&
+	    o->region_b < o->region_a + size)
 		ckpt_err("regions A (%#llx) and B (%#llx) of %llu bytes overlap",
-			 o->region_a, o->region_b, o->size);
+			 o->region_a, o->region_b, size);
 }
+
+/* --- the steps ckpt_run() takes, on the GPU window ------------------------ */
+
+static void k_fill(struct ckpt *c)
+{
+	struct kckpt *k = c->priv;
+	const struct opts *o = k->o;
+	double t_fill, t_sum;
+	__u64 want;
+
+	t_fill = gpu_fill(k->gfd, o->region_a, o->c.size, o->c.seed);
+	ckpt_info("fill     region A with seed %#llx: %.3f s", o->c.seed, t_fill);
+	k->sum_a = gpu_checksum(k->gfd, o->region_a, o->c.size, &t_sum);
+	want = expected_checksum(o->c.seed, o->c.size);
+	if (k->sum_a != want)
+		ckpt_err("region A checksum %#llx, but the pattern gives %#llx: the BAR does not hold what FILL wrote",
+			 k->sum_a, want);
+	ckpt_info("checksum region A %#018llx, as the pattern predicts: %.3f s",
+		  k->sum_a, t_sum);
+}
+
+/* B, where the checkpoint comes back to, holds the inverse pattern. */
+static void k_refill(struct ckpt *c)
+{
+	struct kckpt *k = c->priv;
+
+	gpu_fill(k->gfd, k->o->region_b, k->o->c.size, ~k->o->c.seed);
+}
+
+static void k_checksum_b(struct ckpt *c)
+{
+	struct kckpt *k = c->priv;
+	double t_sum;
+
+	k->sum_b = gpu_checksum(k->gfd, k->o->region_b, k->o->c.size, &t_sum);
+	ckpt_info("checksum region B %#018llx: %.3f s", k->sum_b, t_sum);
+}
+
+static void k_verify(struct ckpt *c)
+{
+	struct kckpt *k = c->priv;
+	const struct opts *o = k->o;
+	__u64 size = o->c.size;
+	long long bad;
+
+	if (k->sum_b != k->sum_a || o->verify_chunks) {
+		bad = compare_chunks(k->gfd, o);
+		if (bad >= 0)
+			ckpt_err("MISMATCH: region B differs from A, first in chunk %lld (device offset %llu)",
+				 bad, o->c.offset + bad * o->c.chunk);
+		if (k->sum_b != k->sum_a)
+			ckpt_err("MISMATCH: checksums differ (%#llx vs %#llx) but no chunk does",
+				 k->sum_a, k->sum_b);
+		ckpt_info("compare  all %llu chunks of A and B match",
+			  (size + o->c.chunk - 1) / o->c.chunk);
+	}
+	ckpt_info("checkpoint verified: %.1f MiB, write+flush %.3f s (%.1f MiB/s, %llu bios), read %.3f s (%.1f MiB/s, %llu bios)",
+		  size / MIB, c->t_write + c->t_flush,
+		  mib_s(size, c->t_write + c->t_flush), k->bios_w, c->t_read,
+		  mib_s(size, c->t_read), k->bios_r);
+}
+
+static const struct ckpt_ops kernel_ops = {
+	.flush		= "flush",
+	.fill		= k_fill,
+	.xfer		= xfer,
+	.refill		= k_refill,
+	.after_read	= k_checksum_b,
+	.verify		= k_verify,
+};
 
 int main(int argc, char **argv)
 {
 	struct nrp_gpu_info info = { 0 };
-	struct stat_set before, after;
-	double t_fill, t_sum, t_write, t_flush, t_read, t;
-	__u64 dev_size = 0, want, sum_a, sum_b, bios_w, bios_r;
-	const char *stats = NULL;
 	char stats_buf[PATH_MAX];
-	int gfd, dfd, err, have_stats = 0;
+	__u64 dev_size = 0;
+	struct kckpt k = { 0 };
+	struct ckpt c = { 0 };
 	struct opts o;
-	struct stat st;
-	long long bad;
 	int i;
 
 	for (i = 1; i < argc; i++)
@@ -520,102 +400,35 @@ int main(int argc, char **argv)
 			return user_main(argc, argv);
 	parse(argc, argv, &o);
 
-	gfd = open(o.gpu, O_RDWR | O_CLOEXEC);
-	if (gfd < 0)
+	k.o = &o;
+	k.gfd = open(o.gpu, O_RDWR | O_CLOEXEC);
+	if (k.gfd < 0)
 		ckpt_err("%s: %s%s", o.gpu, strerror(errno),
 			 errno == ENOENT ? " (modprobe nrp_gpu, with a QEMU ivshmem device)" : "");
-	if (ioctl(gfd, NRP_GPU_IOC_INFO, &info))
+	if (ioctl(k.gfd, NRP_GPU_IOC_INFO, &info))
 		ckpt_err("%s: INFO: %s (not an nrp_gpu device?)", o.gpu,
 			 strerror(errno));
 	if (info.version != NRP_GPU_UAPI_VERSION)
 		ckpt_err("%s speaks UAPI version %u, this tool version %d",
 			 o.gpu, info.version, NRP_GPU_UAPI_VERSION);
 	if (o.mode != MODE_CHECKPOINT)
-		return run_mode(gfd, &o, &info);
+		return run_mode(k.gfd, &o, &info);
 	ckpt_info("gpu      %s (%s): BAR %llu MiB, window %llu MiB at BAR offset %#llx, P2PDMA pages %s",
 		  o.gpu, info.pci_name, info.bar_size >> 20,
 		  info.window_size >> 20, info.window_bar_offset,
 		  info.flags & NRP_GPU_INFO_P2PDMA ? "yes" : "NO");
 	check_layout(&o, &info);
 
-	/* O_EXCL: never write under a mounted filesystem. */
-	dfd = open(o.dev, O_RDWR | O_EXCL | O_CLOEXEC);
-	if (dfd < 0)
-		ckpt_err("%s: %s", o.dev, strerror(errno));
-	if (fstat(dfd, &st) || !S_ISBLK(st.st_mode))
-		ckpt_err("%s: not a block device", o.dev);
-	if (ioctl(dfd, BLKGETSIZE64, &dev_size))
-		ckpt_err("%s: BLKGETSIZE64: %s", o.dev, strerror(errno));
-	if (o.offset > dev_size || o.size > dev_size - o.offset)
-		ckpt_err("%s has %llu bytes: %llu bytes at offset %llu do not fit",
-			 o.dev, dev_size, o.size, o.offset);
+	c.o = &o.c;
+	c.priv = &k;
+	c.target = o.c.dev;
+	c.fd = ckpt_open_dev(&o.c, 0, "", &dev_size);
 	ckpt_info("dev      %s: %llu MiB; checkpoint of %.1f MiB at offset %llu, A at %#llx, B at %#llx",
-		  o.dev, dev_size >> 20, o.size / MIB, o.offset, o.region_a,
-		  o.region_b);
-
-	if (!o.stats)
-		stats = stats_find(o.dev, stats_buf, sizeof(stats_buf));
-	else if (strcmp(o.stats, "none"))
-		stats = o.stats;
-	if (stats) {
-		err = stats_read(stats, &before);
-		have_stats = !err;
-		if (err)
-			ckpt_info("stats    none: cannot read %s: %s", stats,
-				  strerror(-err));
-	}
-
-	/*
-	 * B gets another pattern first, so that a read that silently moved
-	 * nothing cannot pass for a good one.
-	 */
-	gpu_fill(gfd, o.region_b, o.size, ~o.seed);
-	t_fill = gpu_fill(gfd, o.region_a, o.size, o.seed);
-	ckpt_info("fill     region A with seed %#llx: %.3f s", o.seed, t_fill);
-	sum_a = gpu_checksum(gfd, o.region_a, o.size, &t_sum);
-	want = expected_checksum(o.seed, o.size);
-	if (sum_a != want)
-		ckpt_err("region A checksum %#llx, but the pattern gives %#llx: the BAR does not hold what FILL wrote",
-			 sum_a, want);
-	ckpt_info("checksum region A %#018llx, as the pattern predicts: %.3f s",
-		  sum_a, t_sum);
-
-	t_write = xfer(gfd, dfd, &o, NRP_GPU_XFER_WRITE, o.region_a, "write",
-		       &bios_w);
-	/* a checkpoint is one only once it is durable */
-	t = now();
-	if (fsync(dfd))
-		ckpt_err("%s: flush: %s", o.dev, strerror(errno));
-	t_flush = now() - t;
-	ckpt_info("flush    %.3f s", t_flush);
-	t_read = xfer(gfd, dfd, &o, NRP_GPU_XFER_READ, o.region_b, "read",
-		      &bios_r);
-	sum_b = gpu_checksum(gfd, o.region_b, o.size, &t_sum);
-	ckpt_info("checksum region B %#018llx: %.3f s", sum_b, t_sum);
-
-	if (have_stats) {
-		if (stats_read(stats, &after))
-			ckpt_info("stats    %s vanished during the run", stats);
-		else
-			stats_print(stats, &before, &after);
-	}
-
-	if (sum_b != sum_a || o.verify_chunks) {
-		bad = compare_chunks(gfd, &o);
-		if (bad >= 0)
-			ckpt_err("MISMATCH: region B differs from A, first in chunk %lld (device offset %llu)",
-				 bad, o.offset + bad * o.chunk);
-		if (sum_b != sum_a)
-			ckpt_err("MISMATCH: checksums differ (%#llx vs %#llx) but no chunk does",
-				 sum_a, sum_b);
-		ckpt_info("compare  all %llu chunks of A and B match",
-			  (o.size + o.chunk - 1) / o.chunk);
-	}
-	ckpt_info("checkpoint verified: %.1f MiB, write+flush %.3f s (%.1f MiB/s, %llu bios), read %.3f s (%.1f MiB/s, %llu bios)",
-		  o.size / MIB, t_write + t_flush,
-		  mib_s(o.size, t_write + t_flush), bios_w, t_read,
-		  mib_s(o.size, t_read), bios_r);
-	close(dfd);
-	close(gfd);
+		  o.c.dev, dev_size >> 20, o.c.size / MIB, o.c.offset,
+		  o.region_a, o.region_b);
+	c.stats = ckpt_stats_path(&o.c, o.c.dev, stats_buf, sizeof(stats_buf));
+	ckpt_run(&c, &kernel_ops);
+	close(c.fd);
+	close(k.gfd);
 	return 0;
 }

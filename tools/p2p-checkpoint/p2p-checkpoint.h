@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * p2p-checkpoint: what its two halves share. p2p-checkpoint.c moves the
- * GPU stand-in's memory with the in-kernel mover of nrp_gpu (any kernel
- * with P2PDMA); user.c is an application's checkpoint writer that maps
- * P2P memory into its own address space and moves it with O_DIRECT
+ * p2p-checkpoint: the core both halves drive (core.c). p2p-checkpoint.c
+ * moves the GPU stand-in's memory with the in-kernel mover of nrp_gpu (any
+ * kernel with P2PDMA); user.c is an application's checkpoint writer that
+ * maps P2P memory into its own address space and moves it with O_DIRECT
  * (Linux 6.2 and later).
  */
 #ifndef P2P_CHECKPOINT_H
@@ -11,6 +11,7 @@
 
 /* __u64 is unsigned long long on every architecture: %llu fits it */
 #define __SANE_USERSPACE_TYPES__
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <linux/types.h>
@@ -64,9 +65,74 @@ double mib_s(__u64 bytes, double secs);
 int stats_read(const char *path, struct stat_set *s);
 void stats_print(const char *path, const struct stat_set *a,
 		 const struct stat_set *b);
-const char *stats_find(const char *dev, char *buf, size_t len);
 __u64 stats_delta(const struct stat_set *a, const struct stat_set *b,
 		  const char *name);
+
+/* The options both halves take; each sets its defaults before parsing. */
+struct ckpt_opts {
+	const char *dev;	/* --dev */
+	const char *stats;	/* --stats FILE|none, NULL: find them */
+	__u64 size, offset, chunk, seed;
+	unsigned int qd, max_qd;
+	int size_set;		/* --size was given */
+};
+
+void ckpt_opts_init(struct ckpt_opts *o, __u64 size, __u64 seed,
+		    unsigned int max_qd);
+/*
+ * getopt_long over the shared options (--dev, --size, --offset, --chunk,
+ * --qd, --seed, --stats, --help) and the half's own @lopts: the shared
+ * ones go into @o, --help calls @help and exits, and any other option
+ * goes to @own with optarg set, which returns 0 for one it does not know.
+ */
+void ckpt_parse(int argc, char **argv, const struct option *lopts,
+		struct ckpt_opts *o, void (*help)(void),
+		int (*own)(int c, void *priv), void *priv);
+/* Open --dev (O_EXCL, plus @flags) and check that the checkpoint fits. */
+int ckpt_open_dev(const struct ckpt_opts *o, int flags, const char *hint,
+		  __u64 *dev_size);
+const char *ckpt_stats_path(const struct ckpt_opts *o, const char *dev,
+			    char *buf, size_t len);
+
+/* One step of a checkpoint: its time and the counters around it. */
+struct ckpt_phase {
+	const char *name;
+	double secs;
+	struct stat_set before, after;
+	int have;
+};
+
+/* A checkpoint in progress; the half keeps its own state in priv. */
+struct ckpt {
+	const struct ckpt_opts *o;
+	const char *target;	/* the device or file, as messages name it */
+	int fd;
+	const char *stats;	/* counters, or NULL */
+	struct ckpt_phase write, flush, read;
+	/* the seconds each step took, as the half measures them */
+	double t_write, t_flush, t_read;
+	void *priv;
+};
+
+/* What a half does at each step of ckpt_run(). */
+struct ckpt_ops {
+	const char *flush;	/* what the output calls the flush */
+	int phase_lines;	/* print a "phase" line per step */
+	/* put the pattern of seed where the checkpoint is written from */
+	void (*fill)(struct ckpt *c);
+	/* one direction inside @ph (ckpt_phase_begin/end); its seconds */
+	double (*xfer)(struct ckpt *c, int write, struct ckpt_phase *ph);
+	/* put another pattern where the checkpoint is read back to */
+	void (*refill)(struct ckpt *c);
+	void (*after_read)(struct ckpt *c);	/* optional */
+	/* compare what came back, say so; exits on a mismatch */
+	void (*verify)(struct ckpt *c);
+};
+
+void ckpt_phase_begin(struct ckpt *c, struct ckpt_phase *p, const char *name);
+void ckpt_phase_end(struct ckpt *c, struct ckpt_phase *p);
+/* fill, write, flush, refill, read, counters, verify */
+int ckpt_run(struct ckpt *c, const struct ckpt_ops *ops);
 
 int user_main(int argc, char **argv);
 

@@ -58,9 +58,9 @@ enum mem_kind { MEM_P2P, MEM_HOST, MEM_MIX };
 enum io_kind { IO_SYNC, IO_URING };
 
 struct uopts {
-	const char *dev, *file, *p2pmem, *stats;
-	__u64 size, offset, chunk, seed, buf_offset;
-	unsigned int qd;
+	struct ckpt_opts c;
+	const char *file, *p2pmem;
+	__u64 buf_offset;
 	enum mem_kind mem;
 	enum io_kind io;
 	int keep;
@@ -107,107 +107,72 @@ static void user_help(void)
 	       MAX_QD);
 }
 
+/* The options of this half; ckpt_parse() takes the shared ones. */
+static int user_own(int c, void *priv)
+{
+	struct uopts *o = priv;
+
+	switch (c) {
+	case 'u':
+		break;
+	case 'F':
+		o->file = optarg;
+		break;
+	case 'P':
+		o->p2pmem = optarg;
+		break;
+	case 'M':
+		if (!strcmp(optarg, "p2p"))
+			o->mem = MEM_P2P;
+		else if (!strcmp(optarg, "host"))
+			o->mem = MEM_HOST;
+		else if (!strcmp(optarg, "mix"))
+			o->mem = MEM_MIX;
+		else
+			ckpt_usage_err("--mem: p2p, host or mix, not '%s'", optarg);
+		break;
+	case 'i':
+		if (!strcmp(optarg, "sync"))
+			o->io = IO_SYNC;
+		else if (!strcmp(optarg, "uring"))
+			o->io = IO_URING;
+		else
+			ckpt_usage_err("--io: sync or uring, not '%s'", optarg);
+		break;
+	case 'a':
+		o->buf_offset = parse_size("--buf-offset", optarg);
+		break;
+	case 'k':
+		o->keep = 1;
+		break;
+	default:
+		return 0;
+	}
+	return 1;
+}
+
 static void user_parse(int argc, char **argv, struct uopts *o)
 {
 	static const struct option lopts[] = {
 		{ "user",	no_argument,	   NULL, 'u' },
-		{ "dev",	required_argument, NULL, 'd' },
 		{ "file",	required_argument, NULL, 'F' },
 		{ "p2pmem",	required_argument, NULL, 'P' },
 		{ "mem",	required_argument, NULL, 'M' },
 		{ "io",		required_argument, NULL, 'i' },
-		{ "size",	required_argument, NULL, 's' },
-		{ "offset",	required_argument, NULL, 'o' },
-		{ "chunk",	required_argument, NULL, 'c' },
-		{ "qd",		required_argument, NULL, 'q' },
 		{ "buf-offset",	required_argument, NULL, 'a' },
-		{ "seed",	required_argument, NULL, 'S' },
 		{ "keep",	no_argument,	   NULL, 'k' },
-		{ "stats",	required_argument, NULL, 't' },
-		{ "help",	no_argument,	   NULL, 'h' },
 		{ }
 	};
-	__u64 qd;
-	int c;
 
-	*o = (struct uopts) {
-		.size	= 64ULL << 20,
-		.chunk	= 1ULL << 20,
-		.qd	= 8,
-		.seed	= 0x6e72702d75736572ULL,	/* "nrp-user" */
-	};
-	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
-		switch (c) {
-		case 'u':
-			break;
-		case 'd':
-			o->dev = optarg;
-			break;
-		case 'F':
-			o->file = optarg;
-			break;
-		case 'P':
-			o->p2pmem = optarg;
-			break;
-		case 'M':
-			if (!strcmp(optarg, "p2p"))
-				o->mem = MEM_P2P;
-			else if (!strcmp(optarg, "host"))
-				o->mem = MEM_HOST;
-			else if (!strcmp(optarg, "mix"))
-				o->mem = MEM_MIX;
-			else
-				ckpt_usage_err("--mem: p2p, host or mix, not '%s'", optarg);
-			break;
-		case 'i':
-			if (!strcmp(optarg, "sync"))
-				o->io = IO_SYNC;
-			else if (!strcmp(optarg, "uring"))
-				o->io = IO_URING;
-			else
-				ckpt_usage_err("--io: sync or uring, not '%s'", optarg);
-			break;
-		case 's':
-			o->size = parse_size("--size", optarg);
-			break;
-		case 'o':
-			o->offset = parse_size("--offset", optarg);
-			break;
-		case 'c':
-			o->chunk = parse_size("--chunk", optarg);
-			break;
-		case 'q':
-			qd = parse_size("--qd", optarg);
-			if (!qd || qd > MAX_QD)
-				ckpt_usage_err("--qd must be 1..%d", MAX_QD);
-			o->qd = qd;
-			break;
-		case 'a':
-			o->buf_offset = parse_size("--buf-offset", optarg);
-			break;
-		case 'S':
-			o->seed = parse_size("--seed", optarg);
-			break;
-		case 'k':
-			o->keep = 1;
-			break;
-		case 't':
-			o->stats = optarg;
-			break;
-		case 'h':
-			user_help();
-			exit(0);
-		default:
-			ckpt_usage_err("bad option");
-		}
-	}
-	if (optind < argc)
-		ckpt_usage_err("unexpected argument '%s'", argv[optind]);
-	if (!o->dev == !o->file)
+	*o = (struct uopts) { 0 };
+	/* 64 MiB, seed "nrp-user" */
+	ckpt_opts_init(&o->c, 64ULL << 20, 0x6e72702d75736572ULL, MAX_QD);
+	ckpt_parse(argc, argv, lopts, &o->c, user_help, user_own, o);
+	if (!o->c.dev == !o->file)
 		ckpt_usage_err("--user needs one of --dev and --file");
-	if (!o->size || o->size % NRP_GPU_WORD)
+	if (!o->c.size || o->c.size % NRP_GPU_WORD)
 		ckpt_usage_err("--size must be a non-zero multiple of %d", NRP_GPU_WORD);
-	if (!o->chunk || o->chunk > (MAX_IOV - 1) * PIECE)
+	if (!o->c.chunk || o->c.chunk > (MAX_IOV - 1) * PIECE)
 		ckpt_usage_err("--chunk must be 1..%llu bytes", (MAX_IOV - 1) * PIECE);
 	if (o->buf_offset >= PIECE)
 		ckpt_usage_err("--buf-offset must be below %llu", PIECE);
@@ -482,7 +447,7 @@ struct xfer_result {
 	__u64 err_pos;		/* stream offset of the failed request */
 };
 
-static void sync_xfer(int fd, const struct ubuf *b, const struct uopts *o,
+static void sync_xfer(int fd, const struct ubuf *b, const struct ckpt_opts *o,
 		      int write, struct xfer_result *r)
 {
 	static struct iovec iov[MAX_IOV];
@@ -512,7 +477,7 @@ static void sync_xfer(int fd, const struct ubuf *b, const struct uopts *o,
 }
 
 static void uring_prep(struct uring *u, int fd, const struct ubuf *b,
-		       const struct uopts *o, int write, struct slot *s,
+		       const struct ckpt_opts *o, int write, struct slot *s,
 		       unsigned int idx)
 {
 	struct io_uring_sqe *sqe = uring_get_sqe(u);
@@ -532,7 +497,7 @@ static void uring_prep(struct uring *u, int fd, const struct ubuf *b,
 	}
 }
 
-static void uring_xfer(int fd, const struct ubuf *b, const struct uopts *o,
+static void uring_xfer(int fd, const struct ubuf *b, const struct ckpt_opts *o,
 		       int write, struct xfer_result *r)
 {
 	static struct slot slots[MAX_QD];
@@ -625,47 +590,12 @@ static void queue_attr(const char *disk, const char *attr, char *buf, size_t len
 	fclose(f);
 }
 
-struct phase {
-	const char *name;
-	double secs;
-	struct stat_set before, after;
-	int have;
-};
-
-static void phase_print(const struct phase *p, __u64 bytes)
-{
-	/* machine-readable: the tests parse these lines */
-	if (p->have)
-		ckpt_info("phase %-6s bytes %llu secs %.3f p2p_bytes_mapped %llu host_bytes_mapped %llu p2p_unreachable %llu errors %llu",
-			  p->name, bytes, p->secs,
-			  stats_delta(&p->before, &p->after, "p2p_bytes_mapped"),
-			  stats_delta(&p->before, &p->after, "host_bytes_mapped"),
-			  stats_delta(&p->before, &p->after, "p2p_unreachable"),
-			  stats_delta(&p->before, &p->after, "errors"));
-	else
-		ckpt_info("phase %-6s bytes %llu secs %.3f", p->name, bytes, p->secs);
-}
-
-static void phase_begin(struct phase *p, const char *name, const char *stats)
-{
-	p->name = name;
-	p->have = stats && !stats_read(stats, &p->before);
-	p->secs = now();
-}
-
-static void phase_end(struct phase *p, const char *stats)
-{
-	p->secs = now() - p->secs;
-	if (p->have)
-		p->have = !stats_read(stats, &p->after);
-}
-
 /* Say clearly why a transfer did not happen, and exit. */
 static void xfer_failed(const struct uopts *o, const struct ubuf *b,
 			const char *what, const struct xfer_result *r,
 			const char *disk)
 {
-	const char *target = o->dev ? o->dev : o->file;
+	const char *target = o->c.dev ? o->c.dev : o->file;
 	char align[32], lbs[32];
 
 	queue_attr(disk, "dma_alignment", align, sizeof(align));
@@ -678,141 +608,156 @@ static void xfer_failed(const struct uopts *o, const struct ubuf *b,
 		exit(EXIT_REFUSED);
 	}
 	if (r->err == EINVAL &&
-	    (b->buf_offset || o->offset % 512 || o->size % 512 || o->chunk % 512)) {
+	    (b->buf_offset || o->c.offset % 512 || o->c.size % 512 ||
+	     o->c.chunk % 512)) {
 		ckpt_warn("refused: O_DIRECT %s of %s at stream offset %llu: buffer offset %llu, file offset %llu, size %llu or chunk %llu breaks the alignment of %s (logical block %s bytes, DMA alignment mask %s)",
-			  what, target, r->err_pos, b->buf_offset, o->offset,
-			  o->size, o->chunk, disk, lbs, align);
+			  what, target, r->err_pos, b->buf_offset, o->c.offset,
+			  o->c.size, o->c.chunk, disk, lbs, align);
 		exit(EXIT_ALIGN);
 	}
 	ckpt_err("%s of %s failed at stream offset %llu: %s", what, target,
 		 r->err_pos, strerror(r->err));
 }
 
-static double run_xfer(int fd, const struct ubuf *b, const struct uopts *o,
-		       int write, const char *disk, struct phase *ph,
-		       const char *stats)
+/* A checkpoint from this process's memory, as ckpt_run() drives it. */
+struct uckpt {
+	const struct uopts *o;
+	struct ubuf b;
+	const char *disk;
+};
+
+/* One direction, with O_DIRECT; returns the seconds it took. */
+static double u_xfer(struct ckpt *c, int write, struct ckpt_phase *ph)
 {
+	struct uckpt *u = c->priv;
+	const struct uopts *o = u->o;
 	const char *what = write ? "write" : "read";
 	struct xfer_result r = { 0 };
 
-	phase_begin(ph, what, stats);
+	ckpt_phase_begin(c, ph, what);
 	if (o->io == IO_URING)
-		uring_xfer(fd, b, o, write, &r);
+		uring_xfer(c->fd, &u->b, &o->c, write, &r);
 	else
-		sync_xfer(fd, b, o, write, &r);
-	phase_end(ph, stats);
+		sync_xfer(c->fd, &u->b, &o->c, write, &r);
+	ckpt_phase_end(c, ph);
 	if (r.err)
-		xfer_failed(o, b, what, &r, disk);
+		xfer_failed(o, &u->b, what, &r, u->disk);
 	ckpt_info("%-8s %.1f MiB in %.3f s = %.1f MiB/s, %llu requests (%s, %s memory, chunk %llu KiB)",
-		  what, o->size / MIB, ph->secs, mib_s(o->size, ph->secs),
-		  r.requests, io_names[o->io], mem_names[b->mem],
-		  o->chunk >> 10);
+		  what, o->c.size / MIB, ph->secs, mib_s(o->c.size, ph->secs),
+		  r.requests, io_names[o->io], mem_names[u->b.mem],
+		  o->c.chunk >> 10);
 	return ph->secs;
 }
+
+static void u_fill(struct ckpt *c)
+{
+	struct uckpt *u = c->priv;
+	double t_fill;
+
+	t_fill = ubuf_fill(&u->b, u->o->c.size, u->o->c.seed);
+	ckpt_info("fill     %.1f MiB with seed %#llx by the CPU: %.3f s",
+		  u->o->c.size / MIB, u->o->c.seed, t_fill);
+}
+
+/* The same memory takes the read-back: the inverse pattern first. */
+static void u_refill(struct ckpt *c)
+{
+	struct uckpt *u = c->priv;
+
+	ubuf_fill(&u->b, u->o->c.size, ~u->o->c.seed);
+}
+
+static void u_verify(struct ckpt *c)
+{
+	struct uckpt *u = c->priv;
+	const struct uopts *o = u->o;
+	double t_verify = 0;
+	long long bad;
+
+	bad = ubuf_verify(&u->b, o->c.size, o->c.seed, &t_verify);
+	if (bad >= 0)
+		ckpt_err("MISMATCH: the read-back differs from what was written at stream offset %lld (%s memory)",
+			 bad, ubuf_kind(&u->b, bad));
+	ckpt_info("compare  %.1f MiB byte-exact against the pattern: %.3f s",
+		  o->c.size / MIB, t_verify);
+}
+
+static const struct ckpt_ops user_ops = {
+	.flush		= "fsync",
+	.phase_lines	= 1,
+	.fill		= u_fill,
+	.xfer		= u_xfer,
+	.refill		= u_refill,
+	.verify		= u_verify,
+};
 
 int user_main(int argc, char **argv)
 {
 	char dir[PATH_MAX], disk[64], stats_buf[PATH_MAX], dev[80];
-	const char *stats = NULL, *fs = "";
-	struct phase ph_w, ph_f, ph_r;
-	struct ubuf b = { 0 };
-	double t_fill, t_verify = 0;
+	const char *fs = "";
+	struct uckpt u = { 0 };
+	struct ckpt c = { 0 };
+	struct ubuf *b = &u.b;
 	__u64 dev_size;
 	struct statfs sfs;
 	struct uopts o;
-	long long bad;
-	int fd, flags;
+	int flags;
 
 	user_parse(argc, argv, &o);
-	b.mem = o.mem;
-	b.buf_offset = o.buf_offset;
-	b.map_len = (o.buf_offset + o.size + PIECE - 1) / PIECE * PIECE;
+	u.o = &o;
+	b->mem = o.mem;
+	b->buf_offset = o.buf_offset;
+	b->map_len = (o.buf_offset + o.c.size + PIECE - 1) / PIECE * PIECE;
 
 	if (o.mem != MEM_HOST) {
 		p2pmem_find(o.p2pmem, dir, sizeof(dir));
-		b.p2p = p2pmem_map(dir, b.map_len);
+		b->p2p = p2pmem_map(dir, b->map_len);
 	}
 	if (o.mem != MEM_P2P) {
-		b.host = mmap(NULL, b.map_len, PROT_READ | PROT_WRITE,
-			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (b.host == MAP_FAILED)
-			ckpt_err("%zu bytes of host memory: %s", b.map_len, strerror(errno));
+		b->host = mmap(NULL, b->map_len, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (b->host == MAP_FAILED)
+			ckpt_err("%zu bytes of host memory: %s", b->map_len, strerror(errno));
 	}
 
-	if (o.dev) {
-		/* O_EXCL: never write under a mounted filesystem */
-		fd = open(o.dev, O_RDWR | O_DIRECT | O_EXCL | O_CLOEXEC);
-		if (fd < 0)
-			ckpt_err("%s: %s", o.dev, strerror(errno));
-		if (ioctl(fd, BLKGETSIZE64, &dev_size))
-			ckpt_err("%s: not a block device (BLKGETSIZE64: %s); use --file",
-				 o.dev, strerror(errno));
-		if (o.offset > dev_size || o.size > dev_size - o.offset)
-			ckpt_err("%s has %llu bytes: %llu bytes at offset %llu do not fit",
-				 o.dev, dev_size, o.size, o.offset);
+	c.o = &o.c;
+	c.priv = &u;
+	if (o.c.dev) {
+		c.target = o.c.dev;
+		c.fd = ckpt_open_dev(&o.c, O_DIRECT, "; use --file", &dev_size);
 	} else {
+		c.target = o.file;
 		flags = O_RDWR | O_CREAT | O_DIRECT | O_CLOEXEC;
 		if (!o.keep)
 			flags |= O_TRUNC;
-		fd = open(o.file, flags, 0644);
-		if (fd < 0)
+		c.fd = open(o.file, flags, 0644);
+		if (c.fd < 0)
 			ckpt_err("%s: %s%s", o.file, strerror(errno),
 				 errno == EINVAL ? " (the filesystem refuses O_DIRECT)" : "");
-		if (!fstatfs(fd, &sfs))
+		if (!fstatfs(c.fd, &sfs))
 			fs = sfs.f_type == XFS_MAGIC ? " on xfs" :
 			     sfs.f_type == EXT4_MAGIC ? " on ext4" : " on another filesystem";
 	}
-	dev_of_fd(fd, disk, sizeof(disk));
+	dev_of_fd(c.fd, disk, sizeof(disk));
+	u.disk = disk;
 	ckpt_info("target   %s%s (block device %s), %.1f MiB at offset %llu, O_DIRECT",
-		  o.dev ? o.dev : o.file, fs, disk[0] ? disk : "?",
-		  o.size / MIB, o.offset);
+		  c.target, fs, disk[0] ? disk : "?", o.c.size / MIB, o.c.offset);
 	ckpt_info("buffer   %s memory%s, %llu bytes into its mapping; %s I/O, chunk %llu, qd %u",
 		  mem_names[o.mem], o.mem == MEM_MIX ? " (4 KiB pieces, P2P first)" : "",
-		  o.buf_offset, io_names[o.io], o.chunk, o.io == IO_URING ? o.qd : 1);
+		  o.buf_offset, io_names[o.io], o.c.chunk, o.io == IO_URING ? o.c.qd : 1);
 
-	if (!o.stats && disk[0]) {
-		snprintf(dev, sizeof(dev), "/dev/%s", disk);
-		stats = stats_find(dev, stats_buf, sizeof(stats_buf));
-	} else if (o.stats && strcmp(o.stats, "none")) {
-		stats = o.stats;
-	}
-
-	t_fill = ubuf_fill(&b, o.size, o.seed);
-	ckpt_info("fill     %.1f MiB with seed %#llx by the CPU: %.3f s", o.size / MIB,
-		  o.seed, t_fill);
-
-	run_xfer(fd, &b, &o, 1, disk, &ph_w, stats);
-	/* a checkpoint is one only once it is durable */
-	phase_begin(&ph_f, "fsync", stats);
-	if (fsync(fd))
-		ckpt_err("fsync of %s: %s", o.dev ? o.dev : o.file, strerror(errno));
-	phase_end(&ph_f, stats);
-	ckpt_info("fsync    %.3f s", ph_f.secs);
-
-	/* another pattern first: a read that moved nothing cannot pass */
-	ubuf_fill(&b, o.size, ~o.seed);
-	run_xfer(fd, &b, &o, 0, disk, &ph_r, stats);
-
-	phase_print(&ph_w, o.size);
-	phase_print(&ph_f, 0);
-	phase_print(&ph_r, o.size);
-	if (ph_w.have && ph_r.have)
-		stats_print(stats, &ph_w.before, &ph_r.after);
-
-	bad = ubuf_verify(&b, o.size, o.seed, &t_verify);
-	if (bad >= 0)
-		ckpt_err("MISMATCH: the read-back differs from what was written at stream offset %lld (%s memory)",
-			 bad, ubuf_kind(&b, bad));
-	ckpt_info("compare  %.1f MiB byte-exact against the pattern: %.3f s",
-		  o.size / MIB, t_verify);
+	snprintf(dev, sizeof(dev), "/dev/%s", disk);
+	c.stats = ckpt_stats_path(&o.c, disk[0] ? dev : NULL, stats_buf,
+				  sizeof(stats_buf));
+	ckpt_run(&c, &user_ops);
 	ckpt_info("checkpoint verified: %.1f MiB%s from %s memory, write %.3f s (%.1f MiB/s) + fsync %.3f s, read %.3f s (%.1f MiB/s)",
-		  o.size / MIB, fs, mem_names[o.mem], ph_w.secs,
-		  mib_s(o.size, ph_w.secs), ph_f.secs, ph_r.secs,
-		  mib_s(o.size, ph_r.secs));
-	close(fd);
-	if (b.p2p)
-		munmap(b.p2p, b.map_len);
-	if (b.host)
-		munmap(b.host, b.map_len);
+		  o.c.size / MIB, fs, mem_names[o.mem], c.t_write,
+		  mib_s(o.c.size, c.t_write), c.t_flush, c.t_read,
+		  mib_s(o.c.size, c.t_read));
+	close(c.fd);
+	if (b->p2p)
+		munmap(b->p2p, b->map_len);
+	if (b->host)
+		munmap(b->host, b->map_len);
 	return 0;
 }

@@ -24,6 +24,10 @@
 #                             (stock) kernel, tools/vm/build-dkms.sh, and
 #                             name the result in NRP_DKMS_DIR for
 #                             test_dkms_load.sh, which installs it in the guest
+#   --deb                     build the Debian package on the host, two
+#                             versions of it (tools/vm/build-deb.sh), and
+#                             name the result in NRP_DEB_DIR for
+#                             test_deb_*.sh, which install it in the guest
 #   --gpu-mem SIZE            size of the simulated GPU BAR, a QEMU ivshmem
 #                             device backed outside guest RAM (default
 #                             2G: two 1 GiB checkpoint regions; 0 for none)
@@ -64,7 +68,7 @@ preboot=1
 trap 'rc=$?; [ "$rc" = 0 ] || [ -z "$preboot" ] || exit $NRP_PREBOOT_STATUS' EXIT
 
 kernel=stock out= timeout=900 mem=3072 smp=2 foreign= gpu_mem=2G qemu_extra=() append=
-icount=0 dkms=0 multipath=
+icount=0 dkms=0 deb=0 multipath=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel)	kernel=$2; shift 2 ;;
@@ -77,6 +81,7 @@ while [ $# -gt 0 ]; do
 	--foreign-ko)	foreign=$2; shift 2 ;;
 	--gpu-mem)	gpu_mem=$2; shift 2 ;;
 	--dkms)		dkms=1; shift ;;
+	--deb)		deb=1; shift ;;
 	--icount)	icount=1; shift ;;
 	--multipath)	multipath=$2; shift 2 ;;
 	--)		shift; break ;;
@@ -146,6 +151,13 @@ if [ "$dkms" = 1 ]; then
 	dkms_dir=$("$NRP_TOP/tools/vm/build-dkms.sh" "$kernel" 2>"$out/dkms-build.log") ||
 		{ nrp_log "dkms build failed, see $out/dkms-build.log"; dkms_dir=failed; }
 fi
+# The package, made by "make deb" (seconds, then cached until what it is
+# made of changes); a failed build fails test_deb_*.sh, not the boot.
+deb_dir=
+if [ "$deb" = 1 ]; then
+	deb_dir=$("$NRP_TOP/tools/vm/build-deb.sh" 2>"$out/deb-build.log") ||
+		{ nrp_log "package build failed, see $out/deb-build.log"; deb_dir=failed; }
+fi
 cat >"$out/job.env" <<ENV
 NRP_TOP='$NRP_TOP'
 NRP_KERNEL='$kernel'
@@ -155,6 +167,7 @@ NRP_KO_DIR='$kodir'
 NRP_FOREIGN_KO='$([ "$foreign" = later ] && echo /nrp-job/foreign.ko || echo "$foreign")'
 NRP_GUEST_MODULES='$guest_mods'
 NRP_DKMS_DIR='$dkms_dir'
+NRP_DEB_DIR='$deb_dir'
 NRP_MULTIPATH='$multipath'
 NRP_JOB='$(printf '%s' "$job" | sed "s/'/'\\\\''/g")'
 ENV

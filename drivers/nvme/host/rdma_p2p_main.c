@@ -181,3 +181,5 @@ module_exit(nrp_exit);
 
 MODULE_DESCRIPTION("NVMe over Fabrics RDMA host transport with P2PDMA");
 MODULE_LICENSE("GPL");
+/* dkms.conf's PACKAGE_VERSION: the Debian package's version in its builds */
+MODULE_VERSION(NRP_VERSION);

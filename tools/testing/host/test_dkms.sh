@@ -7,7 +7,9 @@
 # a private MOK key), so the host's own /lib/modules and /var/lib/dkms are
 # never touched. A kernel without NVMe fabrics is skipped by DKMS itself
 # (BUILD_EXCLUSIVE_CONFIG, exit 77) and scripts/dkms-check.sh names what is
-# missing, linux-source included.
+# missing, linux-source included. "dkms autoinstall", which the kernel
+# packages' hooks run, skips a kernel the check rules out without failing
+# (a failure there fails the new kernel's headers package).
 #
 # Every supported series must build, install and sign: the set-up installs
 # the headers and sources of each, so a failure of any one fails the test.
@@ -80,4 +82,15 @@ cp "$STOCK_KDIR/.config" "$fake/.config"
 out=$("$TOP/scripts/dkms-check.sh" 6.99.0-1-amd64 "$fake" 2>&1) && fail "dkms-check.sh accepted a series without linux-source"
 echo "$out" | grep -q "install linux-source-6.99" || fail "dkms-check.sh said: $out"
 echo "no linux-source: $out"
+
+# The kernel hooks' "dkms autoinstall" for a kernel of another series:
+# dkms 3.0.10 fails an autoinstall whose build BUILD_EXCLUSIVE skips, so
+# dkms.conf leaves such a kernel out of it (and says why).
+mkdir -p "$t/lib/6.99.0-1-amd64"
+out=$("${D[@]}" autoinstall -k 6.99.0-1-amd64 2>&1) ||
+	fail "dkms autoinstall for a Linux 6.99 kernel failed ($?): $out"
+echo "$out" | grep -q "Linux 6.99 is not supported" || fail "dkms autoinstall said: $out"
+[ -z "$(find "$t/lib/6.99.0-1-amd64" "$t/dkms" -path '*6.99.0-1-amd64*' -name 'nvme-rdma-p2p.ko*')" ] ||
+	fail "dkms autoinstall built for Linux 6.99"
+echo "autoinstall for Linux 6.99: skipped, exit 0"
 exit 0

@@ -389,6 +389,32 @@ nrp_wait_gone() {
 # Is controller nvmeX driven by our module? (ours has a debugfs directory)
 nrp_ctrl_is_ours() { [ -d "$NRP_DEBUGFS/$1" ]; }
 
+# The build id of a module file (.ko, .ko.xz)...
+nrp_ko_build_id() {
+	case $1 in
+	*.xz)	xz -dc "$1" >/tmp/nrp-build-id.ko && set -- /tmp/nrp-build-id.ko ;;
+	esac
+	readelf -n "$1" 2>/dev/null | awk '/Build ID:/ { print $3 }'
+}
+# ...and of our module in memory (the note after its 16-byte header): which
+# file is loaded.
+nrp_loaded_build_id() {
+	od -An -v -tx1 -j16 "/sys/module/$NRP_MOD/notes/.note.gnu.build-id" | tr -d ' \n'
+}
+# The reference count of module $1 while /dev/$2 is open: nvme core holds
+# the controller's transport module for each open of its character device,
+# so this tells which module serves controller $2.
+nrp_held_by() { # MODULE CTRL
+	local before during after
+	before=$(cat "/sys/module/$1/refcnt")
+	exec 8<"/dev/$2" || return 1
+	during=$(cat "/sys/module/$1/refcnt")
+	exec 8<&-
+	after=$(cat "/sys/module/$1/refcnt")
+	echo "$1 references: $before, $during with /dev/$2 open, $after"
+	[ "$during" -gt "$before" ] && [ "$during" -gt "$after" ]
+}
+
 # The value of line "$3 VALUE" of debugfs file $2 of controller $1.
 nrp_debugfs_value() {
 	awk -v k="$3" '$1 == k { print $2; f = 1 } END { if (!f) print "missing" }' \

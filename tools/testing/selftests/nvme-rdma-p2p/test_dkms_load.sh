@@ -42,31 +42,9 @@ conf=/etc/modprobe.d/nvme-rdma-p2p.conf
 t0=$SECONDS
 step() { echo "[$((SECONDS - t0))s] $*"; }
 
-# The module as DKMS built it, and the build id of an ELF file (.ko, .ko.xz).
+# The module as DKMS built it.
 built=$(ls "$dd/dkms/nvme-rdma-p2p/$ver/$krel"/*/module/nvme-rdma-p2p.ko* 2>/dev/null | head -n1)
 [ -n "$built" ] || nrp_fail "no module in DKMS's tree for $krel: $("${D[@]}" status 2>&1)"
-build_id() {
-	case $1 in
-	*.xz)	xz -dc "$1" >/tmp/nrp-dkms-id.ko && set -- /tmp/nrp-dkms-id.ko ;;
-	esac
-	readelf -n "$1" 2>/dev/null | awk '/Build ID:/ { print $3 }'
-}
-# ...and of the module in memory (the note after its 16-byte header)
-loaded_build_id() {
-	od -An -v -tx1 -j16 "/sys/module/$NRP_MOD/notes/.note.gnu.build-id" | tr -d ' \n'
-}
-# The reference count of module $1 while /dev/$2 is open: nvme core holds
-# the controller's transport module for each open of its character device.
-held_by() { # MODULE CTRL
-	local before during after
-	before=$(cat "/sys/module/$1/refcnt")
-	exec 8<"/dev/$2" || return 1
-	during=$(cat "/sys/module/$1/refcnt")
-	exec 8<&-
-	after=$(cat "/sys/module/$1/refcnt")
-	echo "$1 references: $before, $during with /dev/$2 open, $after"
-	[ "$during" -gt "$before" ] && [ "$during" -gt "$after" ]
-}
 # The guest's module index as depmod leaves it after "dkms install" (or
 # "dkms remove"): depmod's own run, or the one made on the host for the
 # same files.
@@ -124,7 +102,7 @@ cmp -s "$ko" "$built" || nrp_fail "$ko is not the module DKMS built ($built)"
 # depmod ran: modprobe's index resolves the name to that file
 nrp_expect "modinfo -n nvme-rdma-p2p" "$(modinfo -n nvme-rdma-p2p 2>&1)" "$ko"
 nrp_expect "vermagic release" "$(modinfo -F vermagic "$ko" | cut -d' ' -f1)" "$krel"
-id=$(build_id "$ko")
+id=$(nrp_ko_build_id "$ko")
 [ -n "$id" ] || nrp_fail "no build id in $ko"
 echo "$ko: build id $id, signed by '$(modinfo -F signer "$ko")'"
 
@@ -136,7 +114,7 @@ out=$(modprobe -v nvme-rdma-p2p 2>&1) || nrp_fail "modprobe nvme-rdma-p2p failed
 echo "modprobe -v: $(echo "$out" | grep nvme-rdma-p2p)"
 echo "$out" | grep -q "insmod $ko" || nrp_fail "modprobe did not insert $ko: $out"
 nrp_mod_loaded $NRP_MOD || nrp_fail "$NRP_MOD is not loaded"
-nrp_expect "loaded module's build id" "$(loaded_build_id)" "$id"
+nrp_expect "loaded module's build id" "$(nrp_loaded_build_id)" "$id"
 nrp_expect "registered transport" "$(cat /sys/module/$NRP_MOD/parameters/transport)" rdma
 
 # --- connect -t rdma: served by the DKMS module ----------------------------
@@ -149,7 +127,7 @@ connect_rdma() {
 }
 connect_rdma
 nrp_mod_loaded nvme_rdma && nrp_fail "the in-tree nvme_rdma came up despite the drop-in"
-held_by $NRP_MOD "$ctrl" || nrp_fail "$ctrl does not hold $NRP_MOD"
+nrp_held_by $NRP_MOD "$ctrl" || nrp_fail "$ctrl does not hold $NRP_MOD"
 nrp_ctrl_is_ours "$ctrl" || nrp_fail "$ctrl has no debugfs directory of $NRP_MOD"
 echo "$ctrl: transport rdma, held by $NRP_MOD ($ko)"
 dev=$(nrp_ns_dev "$ctrl") || nrp_fail "no namespace on $ctrl"
@@ -164,8 +142,8 @@ step "connect -t rdma with nothing loaded"
 connect_rdma
 nrp_mod_loaded nvme_rdma && nrp_fail "the in-tree nvme_rdma came up despite the drop-in"
 nrp_mod_loaded $NRP_MOD || nrp_fail "connect -t rdma did not load $NRP_MOD"
-nrp_expect "autoloaded module's build id" "$(loaded_build_id)" "$id"
-held_by $NRP_MOD "$ctrl" || nrp_fail "$ctrl (autoloaded) does not hold $NRP_MOD"
+nrp_expect "autoloaded module's build id" "$(nrp_loaded_build_id)" "$id"
+nrp_held_by $NRP_MOD "$ctrl" || nrp_fail "$ctrl (autoloaded) does not hold $NRP_MOD"
 echo "$ctrl: $NRP_MOD loaded by the drop-in for nvme-rdma"
 nrp_must nvme disconnect -n "$NRP_SUBNQN"
 nrp_must rmmod $NRP_MOD
@@ -186,7 +164,7 @@ echo "modinfo nvme-rdma-p2p: $out"
 connect_rdma
 nrp_mod_loaded $NRP_MOD && nrp_fail "$NRP_MOD is loaded after the uninstall"
 nrp_mod_loaded nvme_rdma || nrp_fail "connect -t rdma did not load the in-tree nvme_rdma"
-held_by nvme_rdma "$ctrl" || nrp_fail "$ctrl does not hold the in-tree nvme_rdma"
+nrp_held_by nvme_rdma "$ctrl" || nrp_fail "$ctrl does not hold the in-tree nvme_rdma"
 nrp_ctrl_is_ours "$ctrl" && nrp_fail "$ctrl has a debugfs directory of $NRP_MOD"
 echo "$ctrl: transport rdma, held by the in-tree nvme_rdma ($(modinfo -n nvme_rdma))"
 dd if=/dev/urandom of=/tmp/nrp-dkms.pat bs=64k count=4 status=none
