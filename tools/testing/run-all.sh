@@ -156,7 +156,7 @@ debug_tests=${NRP_DEBUG_TESTS:-$debug_default}
 # other kernels.
 debug_lacks="filesystems backends_siw p2p_siw p2p_user_raw p2p_user_fs poll_queues
 	tracepoints auth p2p_auth pi_namespace log_wording dkms_load p2p_nvmet
-	nrp_check fixtures many_ctrls shape_cpus"
+	nrp_check fixtures many_ctrls shape_cpus deb_install deb_upgrade"
 # nvme_core multipath (run-guest.sh --multipath) of the P2PDMA kernels'
 # boots: the suite passes both ways, so each tier runs each kernel one way
 # and the other tier the other. The debug kernel runs N (known-splats.conf
@@ -519,14 +519,17 @@ rxe_on_stock=("${siw_all[@]}" batch_map_fail post_fail_mr bogus_invalidation
 	exit_during_free reconnect_quiesced mdts_shrink device_removal
 	log_wording transport_name pi_namespace fuzz_options nrp_stat
 	hostile_target dkms_load queue_shrink teardown_reaper many_ctrls
-	failover_queued heads_during_free)
+	failover_queued heads_during_free deb_install deb_upgrade)
 # Full tier only: dkms_load spends 4 to 9 minutes of a TCG guest in bash
 # (dkms install and remove); the check tier covers DKMS on the host
 # (host/dkms: add, build, install, remove for both series).
 # many_ctrls connects 64 controllers twice (ours and in-tree), about ten
 # minutes of a TCG guest; its parts (connect, I/O, disconnect leaving
 # nothing) run in the check tier at the size of one controller.
-full_only=(dkms_load many_ctrls)
+# deb_install and deb_upgrade build the module with DKMS inside the guest
+# (tens of minutes of TCG each); the check tier covers the package with the
+# host test deb (make deb, lintian, its contents).
+full_only=(dkms_load many_ctrls deb_install deb_upgrade)
 
 # Seconds a test took on the debug kernel under TCG in a whole-suite run
 # (the full tier at f2bbf84: boots of 4813 and 4932 s); a test not listed
@@ -661,6 +664,12 @@ guest_part() { # KERNEL TEST...
 	stock | stock-*)
 		if [ ${#tests[@]} = 0 ] || in_list dkms_load "${tests[@]}"; then
 			dkms=(--dkms)
+		fi
+		# the Debian package (two versions and the headers), made on
+		# the host for test_deb_install.sh and test_deb_upgrade.sh
+		if [ ${#tests[@]} = 0 ] || in_list deb_install "${tests[@]}" ||
+			in_list deb_upgrade "${tests[@]}"; then
+			dkms+=(--deb)
 		fi ;;
 	esac
 	local mp=()
