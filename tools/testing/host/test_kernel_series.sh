@@ -34,6 +34,14 @@ if [ ! -d "/lib/modules/$(uname -r)/build" ]; then
 	kdir=$(make -s -C "$TOP" -p -n modules 2>/dev/null | sed -n 's/^KDIR := //p' | head -n1)
 	[ "$kdir" = "/usr/src/linux-headers-$inst" ] || fail "Makefile's KDIR is '$kdir'"
 fi
+# apt-cache through a binary cache of its own (the image turns apt's off):
+# the same answer from a cold and a warm cache, and the cache is there
+tmp=$(mktemp -d) || fail "mktemp"
+cold=$(NRP_CACHE=$tmp "$ks" candidate "${list%% *}") || fail "no candidate with an empty cache"
+[ -s "$tmp/apt/pkgcache.bin" ] || fail "apt-cache left no binary cache in \$NRP_CACHE/apt"
+warm=$(NRP_CACHE=$tmp "$ks" candidate "${list%% *}") || fail "no candidate with a warm cache"
+rm -rf "$tmp"
+[ "$cold" = "$warm" ] || fail "cold cache said '$cold', warm '$warm'"
 out=$("$ks" candidate 6.x 2>&1) && fail "series 6.x accepted"
 echo "$out" | grep -q "^nvme-rdma-p2p: kernel series '6.x'" || fail "no clear refusal: $out"
 exit 0
