@@ -10,7 +10,10 @@
 n=4
 nrp_p2p_setup 40 1 $n
 cpus=$(nproc)
-hwq=$(ls -d "/sys/block/$(basename "$NRP_NS")/mq/"* | wc -l)
+# the hardware queues belong to the path disk: with multipath=Y the
+# namespace's block device is the head, a bio-based disk without any
+path=$(nrp_path_disk "$NRP_CTRL") || nrp_fail "no path disk of $NRP_CTRL"
+hwq=$(ls -d "/sys/block/$path/mq/"* | wc -l)
 echo "$NRP_CTRL: $n namespaces, $hwq hardware queues, $cpus CPUs"
 [ "$cpus" -lt 2 ] || [ "$hwq" -ge 2 ] || nrp_fail "$cpus CPUs but $hwq hardware queues"
 
