@@ -47,6 +47,7 @@ pstat() { # CTRL COUNTER
 }
 b1=$(pstat "$c1" p2p_bytes_mapped) b2=$(pstat "$c2" p2p_bytes_mapped)
 hb1=$(nrp_io_stat "$c1" host_bytes_mapped) hb2=$(nrp_io_stat "$c2" host_bytes_mapped)
+rc1=$(pstat "$c1" reconnects) rc2=$(pstat "$c2" reconnects)
 echo "head $NRP_NS over $c1 and $c2, P2P on; a $mib MiB checkpoint, $([ -n "$user" ] && echo "user-space O_DIRECT from mapped P2P memory" || echo "the in-kernel mover")"
 
 log=/tmp/pathloss-ckpt.log
@@ -87,13 +88,19 @@ grep -q "^checkpoint verified" $log || { tail -n 20 $log; nrp_fail "no verificat
 grep -E "^(checkpoint verified|write |read )" $log | sed 's/^/  /'
 d1=$(($(pstat "$c1" p2p_bytes_mapped) - b1)) d2=$(($(pstat "$c2" p2p_bytes_mapped) - b2))
 hb=$(($(nrp_io_stat "$c1" host_bytes_mapped) - hb1 + $(nrp_io_stat "$c2" host_bytes_mapped) - hb2))
-nrp_expect "host bytes mapped over both paths" "$hb" 0
+# The only host memory an I/O queue maps here is a reconnect's Connect
+# command: 1 KiB of Connect data on each I/O queue of the controller.
+rc=$(($(pstat "$c1" reconnects) - rc1 + $(pstat "$c2" reconnects) - rc2))
+nq=$(awk 'NR > 1 && $1 > 0' "$NRP_DEBUGFS/$c2/queue_stats" | wc -l)
+[ "$rc" -ge 1 ] || nrp_fail "no reconnect counted after port 2 came back"
+nrp_expect "host bytes mapped over both paths ($rc reconnect(s) x $nq I/O queue Connect of 1 KiB)" \
+	"$hb" $((rc * nq * 1024))
 [ "$d1" -gt 0 ] && [ "$d2" -gt 0 ] || nrp_fail "P2P I/O on one path only ($d1, $d2)"
 total=$((d1 + d2)) payload=$((2 * mib << 20))
 # at most 16 commands of 1 MiB were on path 2 when it went, each sent again
 [ "$total" -ge "$payload" ] && [ "$total" -le $((payload + (16 << 20))) ] ||
 	nrp_fail "P2P bytes $total over both paths, payload $payload (up to 16 MiB sent again)"
-echo "P2P bytes: $((d1 >> 20)) MiB over $c1, $((d2 >> 20)) MiB over $c2: payload $((payload >> 20)) MiB + $(((total - payload) >> 20)) MiB sent again; host bytes 0"
+echo "P2P bytes: $((d1 >> 20)) MiB over $c1, $((d2 >> 20)) MiB over $c2: payload $((payload >> 20)) MiB + $(((total - payload) >> 20)) MiB sent again; host bytes: the Connect data alone"
 # path 2 carries P2P again
 b2=$(pstat "$c2" p2p_bytes_mapped)
 if [ -n "$user" ]; then
