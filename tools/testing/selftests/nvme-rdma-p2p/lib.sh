@@ -136,7 +136,35 @@ nrp_rdma_setup() {
 nrp_rdma_link() {
 	rdma link add "$3" type "$1" netdev "$2" ||
 		nrp_fail "rdma link add $1 on $2 failed"
-	nrp_cleanup_push "rdma link delete $3"
+	nrp_cleanup_push "nrp_rdma_link_del $3"
+}
+
+# Delete soft RDMA device $1 unless it is gone already (a target port's
+# teardown may have taken it first: nrp_drop_listener).
+nrp_rdma_link_del() {
+	rdma link show "$1/1" >/dev/null 2>&1 || return 0
+	rdma link delete "$1"
+}
+
+# Before a target port is unlinked at teardown: delete the soft RDMA device
+# that carries address $1, so that nvmet_rdma's listener on it goes with
+# the device (rdma_cm destroys a listener that returns 1 on
+# DEVICE_REMOVAL) and the unlink finds no listener left to destroy.
+# Why: unlinking a port's last subsystem destroys the listener's rdma_cm
+# id, taking its handler_mutex under nvmet_config_sem; an I/O queue
+# Connect that nvmet_rdma runs from its ESTABLISHED event takes
+# nvmet_config_sem under another id's handler_mutex. One lock class, two
+# ids: lockdep reports a circular dependency (6.1 and 6.12) and then turns
+# itself off for the rest of the boot, blind to anything of ours.
+nrp_drop_listener() {
+	local nd l
+	nd=$(ip -o addr show to "$1" 2>/dev/null | awk '{ print $2; exit }')
+	[ -n "$nd" ] || return 0
+	for l in $(rdma link show 2>/dev/null | awk -v n="$nd" '
+		{ for (i = 1; i < NF; i++) if ($i == "netdev" && $(i + 1) == n) {
+			split($2, a, "/"); print a[1] } }'); do
+		nrp_rdma_link_del "$l" || return 1
+	done
 }
 
 # A kernel NVMe target exporting one namespace over RDMA.
@@ -171,6 +199,7 @@ nrp_nvmet_setup() {
 	ln -s "$cfs/subsystems/$NRP_SUBNQN" "$cfs/ports/1/subsystems/" ||
 		nrp_fail "cannot enable nvmet port $addr:$NRP_PORT"
 	nrp_cleanup_push "rm $cfs/ports/1/subsystems/$NRP_SUBNQN"
+	nrp_cleanup_push "nrp_drop_listener $addr"
 }
 
 # A backing block device for a target namespace, left in NRP_DEV. (Not

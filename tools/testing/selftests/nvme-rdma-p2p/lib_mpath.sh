@@ -28,6 +28,7 @@ nrp_second_path() {
 	echo "$NRP_PORT" >"$d/addr_trsvcid"
 	nrp_port_on 2 || nrp_fail "cannot enable nvmet port 2"
 	nrp_cleanup_push "rm -f $d/subsystems/$NRP_SUBNQN"
+	nrp_cleanup_push "nrp_drop_listener $NRP_TGT2_IP4"
 }
 
 # Take nvmet port $1 away from the subsystem (its connections drop, new
