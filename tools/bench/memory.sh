@@ -35,7 +35,7 @@ for shape in $shapes; do
 		-- "NRP_MEM_RUNS=${NRP_MEM_RUNS:-3} NRP_MEM_OPTS='${opts//,/ }' tools/bench/memory-guest.sh" ||
 		nrp_die "memory guest -smp $smp failed, see $out/guest-$tag"
 	cpus=$(sed -n 's/^guest: \([0-9]*\) online CPUs, \([0-9]*\) possible.*/\1\/\2/p' "$out/guest-$tag/output.txt")
-	awk -v s="$smp" -v c="$cpus" '$1 == "mem" { print s "\t" c "\t" $2 "\t" $3 "\t" $4 "\t" $5 "\t" $6 "\t" $7 "\t" $8 "\t" $9 }' \
+	awk -v s="$smp" -v c="$cpus" '$1 == "mem" { print s "\t" c "\t" $2 "\t" $3 "\t" $4 "\t" $5 "\t" $6 "\t" $7 "\t" $8 "\t" $9 "\t" $10 }' \
 		"$out/guest-$tag/output.txt" >>"$out/memory.tsv"
 	nrp_log "memory: -smp $smp done in $((SECONDS - t0)) s"
 done
@@ -44,26 +44,26 @@ import statistics, sys
 out = sys.argv[1]
 rows = {}
 for line in open(f"{out}/memory.tsv"):
-    smp, cpus, tr, run, opts, slab, pcpu, used, slab_left, pcpu_left = line.rstrip("\n").split("\t")
+    smp, cpus, tr, run, opts, slab, pcpu, used, slab_left, pcpu_left, vm = line.rstrip("\n").split("\t")
     rows.setdefault((smp, cpus, opts), {}).setdefault(tr, []).append(
-        [int(slab), int(pcpu), int(used), int(slab_left), int(pcpu_left)])
+        [int(slab), int(pcpu), int(used), int(slab_left), int(pcpu_left), int(vm)])
 med = lambda v, i: statistics.median(x[i] for x in v)
-lines = ["| CPUs online/possible | options | transport | slab KiB | per-CPU KiB | pages in use KiB | left after disconnect (slab, per-CPU) KiB |",
-         "|---|---|---|---|---|---|---|"]
+lines = ["| CPUs online/possible | options | transport | slab KiB | per-CPU KiB | vmalloc KiB | pages in use KiB | left after disconnect (slab, per-CPU) KiB |",
+         "|---|---|---|---|---|---|---|---|"]
 plot = []
 for (smp, cpus, opts), t in rows.items():
     for tr in ("ours", "in-tree"):
         v = t.get(tr)
         if not v:
             continue
-        lines.append(f"| {cpus} | {opts or 'default'} | {tr} | {med(v,0):.0f} | {med(v,1):.0f} | {med(v,2):.0f} | {med(v,3):.0f}, {med(v,4):.0f} |")
+        lines.append(f"| {cpus} | {opts if opts not in ('', '-') else 'default'} | {tr} | {med(v,0):.0f} | {med(v,1):.0f} | {med(v,5):.0f} | {med(v,2):.0f} | {med(v,3):.0f}, {med(v,4):.0f} |")
     if "ours" in t and "in-tree" in t:
         o = med(t["ours"], 0) + med(t["ours"], 1)
         i = med(t["in-tree"], 0) + med(t["in-tree"], 1)
         ou, iu = med(t["ours"], 2), med(t["in-tree"], 2)
         ratio = o / i if i else float("nan")
         uratio = ou / iu if iu else float("nan")
-        lines.append(f"| {cpus} | | **ours / in-tree** | **{ratio:.2f}x** (slab + per-CPU) | | **{uratio:.2f}x** | |")
+        lines.append(f"| {cpus} | | **ours / in-tree** | **{ratio:.2f}x** (slab + per-CPU) | | | **{uratio:.2f}x** | |")
         plot.append(f"{cpus.replace('/', '-')} {o:.0f} {i:.0f} {ou:.0f} {iu:.0f}")
 open(f"{out}/memory.md", "w").write("\n".join(lines) + "\n")
 open(f"{out}/memory.dat", "w").write("\n".join(plot) + "\n")
