@@ -474,6 +474,17 @@ nrp_delta() {
 	echo $((now - before))
 }
 
+# Counter $3 of controller $1 summed over its queues of type $2 (admin,
+# default, read or poll: the "qid type <counters>" table of queue_stats);
+# 0 when it has no queue of that type.
+nrp_qstat() {
+	awk -v t="$2" -v k="$3" '
+		NR == 1 { for (i = 3; i <= NF; i++) if ($i == k) c = i; next }
+		c && $2 == t { s += $c }
+		END { print c ? s + 0 : "missing" }' \
+		"$NRP_DEBUGFS/$1/queue_stats" 2>/dev/null || echo missing
+}
+
 # Sets NRP_CMDS to the commands counter of controller $1 (empty when it
 # cannot be read).
 nrp_read_cmds() {
