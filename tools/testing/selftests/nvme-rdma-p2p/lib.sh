@@ -485,14 +485,26 @@ nrp_qstat() {
 		"$NRP_DEBUGFS/$1/queue_stats" 2>/dev/null || echo missing
 }
 
-# Sets NRP_CMDS to the commands counter of controller $1 (empty when it
-# cannot be read).
-nrp_read_cmds() {
+# Sets NRP_VAL to counter $2 of controller $1 (empty when it cannot be
+# read), with bash builtins (see nrp_nap).
+nrp_read_stat() {
 	local k v
-	NRP_CMDS=
+	NRP_VAL=
 	while read -r k v; do
-		[ "$k" = commands ] && { NRP_CMDS=$v; return 0; }
+		[ "$k" = "$2" ] && { NRP_VAL=$v; return 0; }
 	done <"$NRP_DEBUGFS/$1/stats"
+	return 1
+}
+
+# Wait up to $4 seconds (times NRP_SLOW) for counter $2 of controller $1
+# to reach $3; false if it does not.
+nrp_wait_stat() {
+	local end=$((SECONDS + $4 * NRP_SLOW))
+	while nrp_read_stat "$1" "$2"; do
+		[ "$NRP_VAL" -ge "$3" ] && return 0
+		[ $SECONDS -le $end ] || return 1
+		nrp_nap 0.1
+	done
 	return 1
 }
 
@@ -510,13 +522,13 @@ nrp_wait_writing() {
 	local ctrl=$1 pid=$2 n=$3 end c0 f r
 	end=$((SECONDS + $4 * NRP_SLOW))
 	f=$(nrp_inflight_file "$ctrl")
-	nrp_read_cmds "$ctrl" || return 1
-	c0=$NRP_CMDS
+	nrp_read_stat "$ctrl" commands || return 1
+	c0=$NRP_VAL
 	while [ $SECONDS -le $end ]; do
 		kill -0 "$pid" 2>/dev/null || return 2
-		nrp_read_cmds "$ctrl" || return 1
+		nrp_read_stat "$ctrl" commands || return 1
 		read -r r NRP_INFLIGHT <"$f" || return 1
-		[ $((NRP_CMDS - c0)) -ge "$n" ] && [ "$NRP_INFLIGHT" -gt 0 ] && return 0
+		[ $((NRP_VAL - c0)) -ge "$n" ] && [ "$NRP_INFLIGHT" -gt 0 ] && return 0
 		nrp_nap 0.05
 	done
 	return 1
