@@ -287,6 +287,26 @@ nrp_tracefs_require() {
 	[ -e $T/trace ] || nrp_skip "this kernel has no tracefs (CONFIG_FTRACE off)"
 }
 
+# A fresh DH-HMAC-CHAP secret for host NQN $2, transformed with hash $1
+# (0 none, 1 sha256, 2 sha384, 3 sha512), from nvme gen-dhchap-key. Prints
+# the secret, or why there is none and returns 1: the set-up installs an
+# nvme-cli that has the command, so no secret fails a test, never skips
+# it. (Seen: it printed nothing while the kernel's CRNG was not seeded.)
+nrp_dhchap_key() {
+	local out rc
+	out=$(nvme gen-dhchap-key --hmac="$1" --nqn="$2" 2>&1)
+	rc=$?
+	case $out in
+	DHHC-1:0[0-3]:*:)
+		echo "$out"
+		return 0 ;;
+	esac
+	echo "nvme gen-dhchap-key --hmac=$1 gave no DHHC-1 secret (exit $rc): '${out:-nothing}';" \
+		"nvme-cli $(nvme version 2>/dev/null | sed -n 's/^nvme version \([^ ]*\).*/\1/p')" \
+		"(2.1 and later generate them), CRNG entropy $(cat /proc/sys/kernel/random/entropy_avail 2>/dev/null)"
+	return 1
+}
+
 # Skip unless the host's nvme core (loaded by now) does in-band
 # authentication.
 nrp_auth_host_require() {
