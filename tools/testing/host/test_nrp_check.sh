@@ -523,6 +523,14 @@ r.expect("namespace:nvme1n1", "fail", "nvme-rdma-p2p may still be deciding", blo
 r = head_host("head-path-off", 1, path_state="NONROT|IO_STAT").run(want_rc=1)
 r.expect("namespace:nvme1n1", "fail", "path nvme1c1n1 of nvme1: the kernel's queue flag is off",
          fix="report this", inconsistent=["path nvme1c1n1 of nvme1: the kernel's queue flag is off"])
+# a kernel without P2PDMA: the module marks no head, and the fix says why
+h = head_host("head-stock", 0)
+h.file("/boot/config-6.1.0-99-amd64", "# CONFIG_PCI_P2PDMA is not set\n")
+h.file("/sys/module/nvme_rdma_p2p/parameters/p2p", "unavailable: kernel built without CONFIG_PCI_P2PDMA\n")
+r = h.run(want_rc=1)
+r.expect("namespace:nvme1n1", "fail", "debugfs heads p2p 0", fix="CONFIG_PCI_P2PDMA=y")
+if any("may still be deciding" in n for n in r.fact("namespace:nvme1n1")["notes"]):
+    die("head-stock: a kernel without P2PDMA is not 'still deciding'")
 # the module lists no path of its own under the head: the 6.1 core never marks it
 h = head_host("head-unlisted", None)
 h.file("/sys/kernel/debug/nvme-rdma-p2p/heads", "")
