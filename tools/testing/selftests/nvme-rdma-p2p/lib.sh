@@ -397,7 +397,9 @@ nrp_ctrl_of_subsys() {
 # controller's own disk.
 nrp_ns_dev() {
 	local ctrl=$1 d n i
-	for i in $(seq 50); do
+	# the namespace scan runs after the connect returns: seconds on a
+	# loaded debug guest
+	for i in $(seq $((50 * NRP_SLOW))); do
 		for d in /sys/class/nvme-subsystem/*; do
 			[ -e "$d/$ctrl" ] || continue
 			for n in "$d"/nvme*n1 /sys/class/nvme/"$ctrl"/nvme*n1; do
