@@ -34,7 +34,7 @@ tools=(make gcc bc flex bison libelf-dev libssl-dev dwarves cpio xz-utils kmod g
        file sparse perl python3 qemu-system-x86 busybox-static
        nvme-cli rdma-core ibverbs-utils iproute2 fio e2fsprogs xfsprogs
        trace-cmd dkms python3-sphinx libibverbs-dev librdmacm-dev
-       debhelper dh-dkms lintian)
+       debhelper dh-dkms lintian dmsetup)
 
 # Whether package $1 is installed at version $2.
 installed_at() {

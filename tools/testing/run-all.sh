@@ -14,26 +14,27 @@
 #          stock 6.1; on the P2PDMA kernels (p2p: 6.1, p2p-6.12) the P2P,
 #          user-space P2P, module and authentication tests over rxe (6.12
 #          also the transport's core paths), and on p2p the transport
-#          tests over siw, in one boot each; the two-guest tests on stock.
+#          tests over siw, in one boot each; the two-guest tests on stock;
+#          nrp-check on a PCIe topology in a p2p boot of its own.
 #          Two guests run at a time (lanes, below).
 #   full   everything: all tests on the debug kernel and stock 6.12 too,
 #          the whole suite over siw on both P2PDMA kernels, the two-guest
-#          tests on every kernel, "make demo" itself and a short
-#          "make bench".
+#          tests on every kernel, the topology also with an AMD Zen CPU
+#          and an IOMMU, "make demo" itself and a short "make bench".
 # Kernel names are those of tools/vm/run-guest.sh: stock, p2p, debug are
 # Linux 6.1; stock-6.12 and p2p-6.12 the same flavours of Linux 6.12.
 # TEST names in-guest tests (e.g. module_load); default: all of them.
-# NRP_DEBUG_TESTS, NRP_SIW_KERNELS, NRP_PAIR_KERNELS and NRP_PAIR_TESTS=all
-# override the tier's choices (see below). --no-setup and --no-host-tests
-# leave out those parts (the host test of this runner uses them, with
-# NRP_RUN_GUEST naming a stand-in for tools/vm/run-guest.sh, and
+# NRP_DEBUG_TESTS, NRP_SIW_KERNELS, NRP_PAIR_KERNELS, NRP_PAIR_TESTS=all and
+# NRP_TOPOLOGY override the tier's choices (see below). --no-setup and
+# --no-host-tests leave out those parts (the host test of this runner uses
+# them, with NRP_RUN_GUEST naming a stand-in for tools/vm/run-guest.sh, and
 # NRP_HOST_TESTS a directory of stand-in host tests).
 #
-# Shards (make check-full SHARD=K/N): the tier's parts (the host tests,
-# each kernel with its guests, pairs and shape boots, and the full tier's
-# make demo and make bench runs) are dealt out to N shards by their time,
-# longest first, each to the shard with the least so far; shard K runs its
-# own. Every run keeps a ledger in DIR (--out; TAP and kernel logs per
+# Shards (make check-full SHARD=K/N): the tier's parts (the host tests, each
+# kernel with its guests, pairs, shape and topology boots, and the full
+# tier's make demo and make bench runs) are dealt out to N shards by their
+# time, longest first, each to the shard with the least so far; shard K runs
+# its own. Every run keeps a ledger in DIR (--out; TAP and kernel logs per
 # guest, results.tsv, the time of each part, the commit); --resume with the
 # same DIR skips the parts a run before finished. --merge takes the ledgers
 # of all N shards of one commit, refuses shards of different commits or a
@@ -291,10 +292,11 @@ timed() { # PART COMMAND...: run COMMAND, remember how long it took
 }
 
 # The parts of the tier and, with --shard K/N, this shard's: each kernel
-# with its guests, pairs and shape boots (they share its build), the host
-# tests, and the full tier's extras (make demo, make bench). Weights in
-# seconds of a cold run, kernel builds included: they only deal the parts
-# out evenly, longest first, each to the shard with the least so far.
+# with its guests, pairs, shape and topology boots (they share its
+# build), the host tests, and the full tier's extras (make demo, make
+# bench). Weights in seconds of a cold run, kernel builds included: they
+# only deal the parts out evenly, longest first, each to the shard with
+# the least so far.
 part_weight() {
 	case $1 in
 	host)		echo 900 ;;
@@ -421,10 +423,13 @@ fi
 # A TAG of the form KERNEL#N is boot N of a suite split over several
 # boots: its tests are KERNEL/TEST, the boot itself KERNEL-N.
 suite_run() { # TAG KERNEL [run-guest.sh options] -- COMMAND...
-	local tag=$1 k=$2 boot=${1/\#/-} grc gpid t0=$SECONDS o plan n cur
+	local tag=$1 k=$2 boot=${1/\#/-} grc gpid t0=$SECONDS o plan n cur limit=$guest_timeout
 	shift 2
+	# The debug kernel's boot of the check tier took 37 min on a host
+	# loaded with four guests (15 on two); its limit is only for a hang.
+	[[ $k != debug* ]] || [ -n "${NRP_GUEST_TIMEOUT:-}" ] || [ "$limit" -ge 3600 ] || limit=3600
 	"$run_guest" --kernel "$k" --out "$out/guest-$boot" \
-		--timeout "$guest_timeout" "$@" 2>"$out/guest-$boot.log" &
+		--timeout "$limit" "$@" 2>"$out/guest-$boot.log" &
 	gpid=$!
 	# how far the guest is: tests done of its plan, and the one running
 	o=$out/guest-$boot/output.txt
@@ -505,8 +510,11 @@ check_612_extra=(connect fio_verify reset_during_io teardown_live)
 # path; p2p_unreachable the refusal) or that test the target's side or
 # the fixtures rather than the transport. About 8 minutes of a TCG guest;
 # the full tier runs them on 6.12 too.
+# So are the tests of tools/nrp-check: its 6.12 differences (no queue flag
+# shows; a head's mark is the limits feature) are the host test's fake
+# 6.12 hosts, and the user-space tool is the same on both.
 check_612_on_61=(p2p_checkpoint p2p_concurrent p2p_nvmet p2p_siw p2p_multipath
-	backends_siw fixtures target_restart)
+	backends_siw fixtures target_restart nrp_check nrp_check_soft nrp_check_multipath)
 # fuzz_options writes 2000 strings on stock (about 80 s, at most 5 min); on the
 # debug kernel (full tier) up to 10000 in 10 minutes, with a kmemleak scan.
 # hostile_target (a misbehaving user-space target over rxe, one
@@ -576,9 +584,10 @@ guest_part() { # KERNEL TEST...
 	local k=$1 tag=$1 boot=${1/\#/-} shard= other fdir foreign tests=() t i limit=()
 	shift
 	case $k in *'#'*) shard=${k#*#} k=${k%#*} ;; esac
-	# test_pair_* run in the guest pair (pair_part)
+	# test_pair_* run in the guest pair (pair_part), the topology test in
+	# guests of its own (topology_part)
 	for t in "${named[@]}"; do
-		case $t in pair_*) ;; *) tests+=("$t") ;; esac
+		case $t in pair_* | nrp_check_topology) ;; *) tests+=("$t") ;; esac
 	done
 	[ $# -gt 0 ] && [ ${#tests[@]} = 0 ] && return 0
 	if [[ $k == debug* ]] && [ $# = 0 ] && [ "$debug_tests" != all ]; then
@@ -596,8 +605,9 @@ guest_part() { # KERNEL TEST...
 		for t in "$NRP_TOP"/tools/testing/selftests/nvme-rdma-p2p/test_*.sh; do
 			t=$(basename "$t" .sh)
 			t=${t#test_}
-			# shape_cpus runs in guests of its own (shape_part)
-			case $t in pair_* | shape_cpus) continue ;; esac
+			# shape_cpus and nrp_check_topology run in guests of
+			# their own (shape_part, topology_part)
+			case $t in pair_* | shape_cpus | nrp_check_topology) continue ;; esac
 			# the check tier leaves out what only the full tier runs
 			[ "$tier" = check ] && [ $# = 0 ] && in_list "$t" "${full_only[@]}" && continue
 			# the debug kernel what its config lacks
@@ -755,6 +765,62 @@ shape_part() { # KERNEL
 	done
 }
 
+# tools/nrp-check on a QEMU PCIe topology (test_nrp_check_topology.sh: a
+# GPU stand-in and a NIC below one switch, NICs below root ports, an NVMe
+# CMB; ACS on and off), in a guest of its own with the QEMU arguments of
+# the test's header. The check tier boots the p2p kernel, whose verdicts
+# are compared with the kernel's own (tools/nrp-p2pdist); the full tier
+# also an AMD Zen CPU (-cpu EPYC: P2P through the host bridge) on p2p,
+# and an IOMMU (intel-iommu: ACS redirection on from boot) on the stock
+# kernel, which has the driver. NRP_TOPOLOGY overrides the list: words
+# KERNEL:VARIANT, VARIANT plain, epyc or iommu.
+topology_default="p2p:plain"
+[ "$tier" = full ] && topology_default="p2p:plain p2p:epyc stock:iommu"
+topology_runs=${NRP_TOPOLOGY-$topology_default}
+topology_part() { # KERNEL
+	local k=$1 kv v tag a args
+	is_named nrp_check_topology || return 0
+	for kv in $topology_runs; do
+		[ "${kv%%:*}" = "$k" ] || continue
+		v=${kv#*:}
+		tag=$k-topology
+		[ "$v" = plain ] || tag+=-$v
+		args=(--gpu-mem 0)
+		case $v in
+		plain)	;;
+		epyc)	args+=(--qemu -cpu --qemu EPYC) ;;
+		# the IOMMU before the devices it translates for
+		iommu)	args+=(--qemu -device --qemu intel-iommu,intremap=off --append intel_iommu=on) ;;
+		*)	result fail "$tag/variant" "unknown topology variant '$v' (plain, epyc, iommu)"
+			continue ;;
+		esac
+		# the CMB's namespace: a file of a few MiB, one per boot (QEMU
+		# locks it, and the two lanes' boots may overlap)
+		truncate -s 8M "$out/$tag-nvme.img" ||
+			{ result fail "$tag/image" "cannot create $out/$tag-nvme.img"; continue; }
+		for a in -machine q35 \
+			-object memory-backend-ram,id=gpum,size=64M \
+			-device pcie-root-port,id=rp1,chassis=1,bus=pcie.0,addr=0x10 \
+			-device x3130-upstream,id=up1,bus=rp1 \
+			-device xio3130-downstream,id=dn1,bus=up1,chassis=2,slot=1 \
+			-device xio3130-downstream,id=dn2,bus=up1,chassis=3,slot=2 \
+			-device ivshmem-plain,memdev=gpum,bus=dn1 \
+			-device virtio-net-pci,bus=dn2 \
+			-device pcie-root-port,id=rp2,chassis=4,bus=pcie.0,addr=0x11 \
+			-device virtio-net-pci,bus=rp2 \
+			-device pcie-root-port,id=rp3,chassis=5,bus=pcie.0,addr=0x12 \
+			-drive "file=$out/$tag-nvme.img,if=none,id=nv0,format=raw" \
+			-device nvme,serial=cmb0,drive=nv0,cmb_size_mb=64,bus=rp3,addr=0.0,multifunction=on \
+			-device virtio-net-pci,bus=rp3,addr=0.1; do
+			args+=(--qemu "$a")
+		done
+		need_kernel "$k" || { result fail "$tag/kernel-build" "see $out/kernel-$k.log"; continue; }
+		nrp_log "guest $tag: test_nrp_check_topology.sh on a PCIe topology ($v)"
+		timed "guest $tag" suite_run "$tag" "$k" "${args[@]}" \
+			-- tools/testing/selftests/nvme-rdma-p2p/run_tests.sh nrp_check_topology
+	done
+}
+
 # Kernel by kernel, its guest and then its pair, in two lanes that run side
 # by side: a TCG guest keeps about one of the two cores busy, so two at a
 # time use the machine. Lane A takes the stock kernels (no build: they start
@@ -776,6 +842,7 @@ run_kernels() { # KERNEL... (then the named tests, after --)
 		esac
 		pair_part "$k" "$all"
 		[ "$k" != stock ] || shape_part "$k"
+		topology_part "$k"
 		part_done "$k"
 	done
 }

@@ -12,7 +12,7 @@ for page in index admin-guide design testing; do
 	[ -s "$t/Documentation/output/$page.html" ] || fail "no $page.html"
 done
 # every section the admin guide promises newcomers
-for h in Install Connecting "P2PDMA set-up" "Counters and limits" Troubleshooting; do
+for h in Install Connecting "P2PDMA set-up" "Counters and limits" "Checking a host: nrp-check" Troubleshooting; do
 	grep -q ">$h<" "$t/Documentation/output/admin-guide.html" || fail "admin guide lacks '$h'"
 done
 echo "built: $(ls "$t/Documentation/output"/*.html | wc -l) pages"

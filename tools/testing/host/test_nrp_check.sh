@@ -13,7 +13,12 @@
 #    cannot be read (not root), a kernel series whose whitelist it does
 #    not know, IOMMU domains (translated, blocked);
 #  - a stock kernel, soft RDMA with and without allow_soft_p2p, a
-#    multipath head whose flag no kernel shows, a 6.12 controller disk;
+#    multipath head whose mark does not show, a 6.12 controller disk;
+#  - multipath heads as nvme-rdma-p2p marks them (its debugfs heads):
+#    marked (6.1, 6.12); not marked with an in-tree nvme_rdma controller
+#    or one of its own that cannot carry P2P in the subsystem, named in
+#    the fix; a mark that sysfs or a path's queue flag contradicts;
+#    without debugfs, a controller of another transport still decides;
 #  - a module not loaded, installed or not.
 # The guests check the same verdicts against the kernel itself
 # (test_nrp_check_*.sh).
@@ -449,6 +454,88 @@ r = h.run(want_rc=1)
 r.result("not ready")
 r.expect("namespace:nvme1n1", "fail", p2pdma=False)
 r.expect("nvme_core.multipath", "fail", fix="nvme_core.multipath=N")
+
+
+# --- multipath: the module's marks (debugfs heads), checked against sysfs
+def head_host(name, mark, release="6.1.0-99-amd64", path_state="NONROT|IO_STAT|PCI_P2PDMA"):
+    h = soft_host(name, "Y")
+    if release != h.release:
+        os.remove(h.r + "/proc/sys/kernel/osrelease")
+        h.file("/proc/sys/kernel/osrelease", release + "\n")
+        h.file("/boot/config-" + release, "CONFIG_PCI_P2PDMA=y\n")
+    h.multipath("Y")
+    os.system("rm -rf %s/sys/class/nvme/nvme1/nvme1n1 %s/sys/block/nvme1n1" % (h.r, h.r))
+    h.disk("nvme1", "nvme1c1n1", state=path_state, head="nvme1n1")
+    h.file("/sys/class/nvme-subsystem/nvme-subsys0/subsysnqn", "nqn.test:sub\n")
+    if mark is not None:
+        h.file("/sys/kernel/debug/nvme-rdma-p2p/heads", "nvme1n1 nvme1 path nvme1c1n1 p2p %d\n" % mark)
+    return h
+
+
+r = head_host("head-marked", 1).run(want_rc=0)
+r.result("ready")
+r.expect("namespace:nvme1n1", "ok", "marked by nvme-rdma-p2p: debugfs heads p2p 1", head=True,
+         p2pdma=True, marked=True, blockers=[], inconsistent=[], subsysnqn="nqn.test:sub")
+r.expect("nvme_core.multipath", "ok", "Y: the multipath heads take P2P pages (nvme1n1)")
+if r.j["namespaces"] != ["nvme1n1"]:
+    die("head-marked: namespaces %s" % r.j["namespaces"])
+r = head_host("head-marked-612", 1, release="6.12.99+deb12-amd64", path_state=None).run(want_rc=0)
+r.expect("namespace:nvme1n1", "ok", "debugfs heads p2p 1", p2pdma=True)
+if not any("inferred from nvme1's p2p_capable 1" in n for n in r.fact("namespace:nvme1n1")["notes"]):
+    die("head-marked-612: the path's flag: %s" % r.fact("namespace:nvme1n1")["notes"])
+
+# an in-tree nvme_rdma controller of the same subsystem: not marked, named
+h = head_host("head-intree", 0)
+h.ctrl("nvme2", transport="rdma", ours=False)
+h.disk("nvme2", "nvme1c2n1", state="NONROT|IO_STAT", head="nvme1n1")
+r = h.run(want_rc=1)
+r.result("not ready", "nvme2 (in-tree nvme_rdma)")
+f = r.expect("namespace:nvme1n1", "fail",
+             "not marked by nvme-rdma-p2p: debugfs heads p2p 0; in its subsystem: nvme2 (in-tree nvme_rdma)",
+             fix="disconnect nvme2 (connect through -t rdma_p2p instead)", p2pdma=False, marked=False)
+if [b["controller"] for b in f["data"]["blockers"]] != ["nvme2"]:
+    die("head-intree: blockers %s" % f["data"]["blockers"])
+if not any("path nvme1c2n1 of nvme2: does not take P2P pages (debugfs block/nvme1c2n1/state)" in n
+           for n in f["notes"]):
+    die("head-intree: the in-tree path: %s" % f["notes"])
+r.expect("nvme_core.multipath", "fail", "nvme1n1", fix="every controller of a head's subsystem")
+# ... which nvme-rdma-p2p never marks: a mark would be wrong, and is said to be
+h.file("/sys/kernel/debug/nvme-rdma-p2p/heads", "nvme1n1 nvme1 path nvme1c1n1 p2p 1\n")
+r = h.run(want_rc=1)
+r.result("not ready")
+r.expect("namespace:nvme1n1", "fail", "but nvme2 (in-tree nvme_rdma) is in its subsystem",
+         fix="report this", p2pdma=True, marked=True)
+# without debugfs (not root): a controller of another transport still says no
+os.system("rm -rf %s/sys/kernel/debug" % h.r)
+r = h.run(want_rc=1)
+r.expect("namespace:nvme1n1", "fail", "never marks a head with a controller of another transport",
+         fix="disconnect nvme2", p2pdma=False, marked=None)
+# a controller of ours that cannot carry P2P, in the same subsystem
+h = head_host("head-weak", 0)
+h.ctrl("nvme3", 0, transport="rdma_p2p")
+h.disk("nvme3", "nvme1c3n1", state="NONROT|IO_STAT", head="nvme1n1")
+r = h.run(want_rc=1)
+r.expect("namespace:nvme1n1", "fail", "nvme3 (nvme-rdma-p2p, p2p_capable 0)", fix="fix or disconnect nvme3")
+# not marked, and nothing in sysfs says why: a decision under way
+r = head_host("head-deciding", 0).run(want_rc=1)
+r.expect("namespace:nvme1n1", "fail", "nvme-rdma-p2p may still be deciding", blockers=[])
+# marked, but the kernel shows a path whose queue flag is off
+r = head_host("head-path-off", 1, path_state="NONROT|IO_STAT").run(want_rc=1)
+r.expect("namespace:nvme1n1", "fail", "path nvme1c1n1 of nvme1: the kernel's queue flag is off",
+         fix="report this", inconsistent=["path nvme1c1n1 of nvme1: the kernel's queue flag is off"])
+# a kernel without P2PDMA: the module marks no head, and the fix says why
+h = head_host("head-stock", 0)
+h.file("/boot/config-6.1.0-99-amd64", "# CONFIG_PCI_P2PDMA is not set\n")
+h.file("/sys/module/nvme_rdma_p2p/parameters/p2p", "unavailable: kernel built without CONFIG_PCI_P2PDMA\n")
+r = h.run(want_rc=1)
+r.expect("namespace:nvme1n1", "fail", "debugfs heads p2p 0", fix="CONFIG_PCI_P2PDMA=y")
+if any("may still be deciding" in n for n in r.fact("namespace:nvme1n1")["notes"]):
+    die("head-stock: a kernel without P2PDMA is not 'still deciding'")
+# the module lists no path of its own under the head: the 6.1 core never marks it
+h = head_host("head-unlisted", None)
+h.file("/sys/kernel/debug/nvme-rdma-p2p/heads", "")
+r = h.run(want_rc=1)
+r.expect("namespace:nvme1n1", "fail", "debugfs heads does not list it", p2pdma=False)
 
 # --- Linux 6.12: the capability is a queue feature nothing shows
 h = switch_host("612", release="6.12.99+deb12-amd64")

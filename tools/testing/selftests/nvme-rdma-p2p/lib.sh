@@ -55,6 +55,13 @@ nrp_fail() { echo "FAIL: $*"; exit $KSFT_FAIL; }
 nrp_skip() { echo "SKIP: $*"; exit $KSFT_SKIP; }
 nrp_pass() { exit $KSFT_PASS; }
 
+# The waits below poll counters while fio runs. Under TCG on a busy host
+# every process they started (awk, cat, sleep) costs tenths of a second,
+# enough to miss what they wait for, so they read with bash builtins and
+# nap on a pipe nobody writes to instead of running sleep.
+exec {_nrp_nap_fd}<> <(:)
+nrp_nap() { read -r -t "$1" -u "$_nrp_nap_fd" _; return 0; }
+
 # Run a command; fail the test with its output when it fails.
 nrp_must() {
 	local out
@@ -280,6 +287,26 @@ nrp_tracefs_require() {
 	[ -e $T/trace ] || nrp_skip "this kernel has no tracefs (CONFIG_FTRACE off)"
 }
 
+# A fresh DH-HMAC-CHAP secret for host NQN $2, transformed with hash $1
+# (0 none, 1 sha256, 2 sha384, 3 sha512), from nvme gen-dhchap-key. Prints
+# the secret, or why there is none and returns 1: the set-up installs an
+# nvme-cli that has the command, so no secret fails a test, never skips
+# it. (Seen: it printed nothing while the kernel's CRNG was not seeded.)
+nrp_dhchap_key() {
+	local out rc
+	out=$(nvme gen-dhchap-key --hmac="$1" --nqn="$2" 2>&1)
+	rc=$?
+	case $out in
+	DHHC-1:0[0-3]:*:)
+		echo "$out"
+		return 0 ;;
+	esac
+	echo "nvme gen-dhchap-key --hmac=$1 gave no DHHC-1 secret (exit $rc): '${out:-nothing}';" \
+		"nvme-cli $(nvme version 2>/dev/null | sed -n 's/^nvme version \([^ ]*\).*/\1/p')" \
+		"(2.1 and later generate them), CRNG entropy $(cat /proc/sys/kernel/random/entropy_avail 2>/dev/null)"
+	return 1
+}
+
 # Skip unless the host's nvme core (loaded by now) does in-band
 # authentication.
 nrp_auth_host_require() {
@@ -370,7 +397,9 @@ nrp_ctrl_of_subsys() {
 # controller's own disk.
 nrp_ns_dev() {
 	local ctrl=$1 d n i
-	for i in $(seq 50); do
+	# the namespace scan runs after the connect returns: seconds on a
+	# loaded debug guest
+	for i in $(seq $((50 * NRP_SLOW))); do
 		for d in /sys/class/nvme-subsystem/*; do
 			[ -e "$d/$ctrl" ] || continue
 			for n in "$d"/nvme*n1 /sys/class/nvme/"$ctrl"/nvme*n1; do
@@ -396,11 +425,14 @@ nrp_path_disk() {
 nrp_ctrl_state() { cat "/sys/class/nvme/$1/state" 2>/dev/null; }
 
 # Wait up to $2 seconds for controller $1 to reach state $3 (default live).
+# (bash builtins only, see nrp_nap: tests wait on states while fio runs)
 nrp_wait_state() {
-	local ctrl=$1 secs=$2 want=${3:-live} i
+	local ctrl=$1 secs=$2 want=${3:-live} i st
 	for ((i = 0; i < secs * 5; i++)); do
-		[ "$(nrp_ctrl_state "$ctrl")" = "$want" ] && return 0
-		sleep 0.2
+		st=
+		read -r st 2>/dev/null <"/sys/class/nvme/$ctrl/state"
+		[ "$st" = "$want" ] && return 0
+		nrp_nap 0.2
 	done
 	return 1
 }
@@ -462,6 +494,80 @@ nrp_delta() {
 	before=$(echo "$_nrp_snap" | awk -v k="$1" '$1 == k { print $2 }')
 	now=$(nrp_stat "$NRP_CTRL" "$1")
 	echo $((now - before))
+}
+
+# Counter $3 of controller $1 summed over its queues of type $2 (admin,
+# default, read or poll: the "qid type <counters>" table of queue_stats);
+# 0 when it has no queue of that type.
+nrp_qstat() {
+	awk -v t="$2" -v k="$3" '
+		NR == 1 { for (i = 3; i <= NF; i++) if ($i == k) c = i; next }
+		c && $2 == t { s += $c }
+		END { print c ? s + 0 : "missing" }' \
+		"$NRP_DEBUGFS/$1/queue_stats" 2>/dev/null || echo missing
+}
+
+# Sets NRP_VAL to counter $2 of controller $1 (empty when it cannot be
+# read), with bash builtins (see nrp_nap).
+nrp_read_stat() {
+	local k v
+	NRP_VAL=
+	while read -r k v; do
+		[ "$k" = "$2" ] && { NRP_VAL=$v; return 0; }
+	done <"$NRP_DEBUGFS/$1/stats"
+	return 1
+}
+
+# Wait up to $4 seconds (times NRP_SLOW) for counter $2 of controller $1
+# to reach $3; false if it does not.
+nrp_wait_stat() {
+	local end=$((SECONDS + $4 * NRP_SLOW))
+	while nrp_read_stat "$1" "$2"; do
+		[ "$NRP_VAL" -ge "$3" ] && return 0
+		[ $SECONDS -le $end ] || return 1
+		nrp_nap 0.1
+	done
+	return 1
+}
+
+# The inflight file of controller $1's path disk: "reads writes" that the
+# block layer handed to the transport and that have not completed.
+nrp_inflight_file() { echo "/sys/class/nvme/$1/$(nrp_path_disk "$1")/inflight"; }
+
+# Wait until a writer (fio, pid $2) has I/O in flight on controller $1:
+# its commands counter grew by $3 since the call and writes are in flight
+# on the path disk at this moment, so whatever happens next meets them.
+# Gives up after $4 seconds (times NRP_SLOW). Returns 0 when so (the
+# writes in flight left in NRP_INFLIGHT), 1 on timeout, 2 when the writer
+# ended first.
+nrp_wait_writing() {
+	local ctrl=$1 pid=$2 n=$3 end c0 f r
+	end=$((SECONDS + $4 * NRP_SLOW))
+	f=$(nrp_inflight_file "$ctrl")
+	nrp_read_stat "$ctrl" commands || return 1
+	c0=$NRP_VAL
+	while [ $SECONDS -le $end ]; do
+		kill -0 "$pid" 2>/dev/null || return 2
+		nrp_read_stat "$ctrl" commands || return 1
+		read -r r NRP_INFLIGHT <"$f" || return 1
+		[ $((NRP_VAL - c0)) -ge "$n" ] && [ "$NRP_INFLIGHT" -gt 0 ] && return 0
+		nrp_nap 0.05
+	done
+	return 1
+}
+
+# Fail unless fio's terse (version 3) output $1 shows a job without error
+# that wrote $2 KiB and read all of it back (its verify pass); $3 names
+# the run. A verify that stopped short or never ran is not a pass.
+nrp_fio_all_verified() {
+	local line err rkb wkb
+	line=$(grep '^3;' "$1" | tail -n1)
+	[ -n "$line" ] || nrp_fail "$3: no fio result: $(tail -n 5 "$1")"
+	IFS=';' read -r err rkb wkb <<<"$(echo "$line" | cut -d';' -f5,6,47)"
+	[ "$err" = 0 ] || nrp_fail "$3: fio error $err: $(grep -v '^3;' "$1" | tail -n 5)"
+	[ "$wkb" = "$2" ] || nrp_fail "$3: fio wrote $wkb KiB, not $2 KiB"
+	[ "$rkb" = "$2" ] || nrp_fail "$3: fio read back $rkb KiB of the $2 KiB it wrote"
+	echo "$3: fio wrote $2 KiB and read all of it back verified (crc32c)"
 }
 
 # Fail unless $2 (what was measured) equals $3 (what must be); $1 names it.

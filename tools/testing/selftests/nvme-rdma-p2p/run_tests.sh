@@ -6,7 +6,8 @@
 #   run_tests.sh [-t SECONDS] [TEST...]
 #
 # Default: every test_*.sh but test_pair_*.sh, which need the host guest of
-# tools/vm/run-pair.sh and run when named.
+# tools/vm/run-pair.sh, and test_nrp_check_topology.sh, which needs a guest
+# with the PCIe topology of its header; they run when named.
 #
 # TEST is a name like module_load or test_module_load.sh. NAME@siw runs the
 # test over siw (NRP_RDMA_TYPE=siw) and reports it as NAME@siw, so one boot
@@ -104,8 +105,9 @@ fi
 if [ $# -gt 0 ]; then
 	tests=("$@")
 else
-	# test_pair_*.sh need two guests (tools/vm/run-pair.sh): named only
-	mapfile -t tests < <(ls test_*.sh | grep -v '^test_pair_')
+	# test_pair_*.sh need two guests (tools/vm/run-pair.sh), the topology
+	# test a guest of its own: named only
+	mapfile -t tests < <(ls test_*.sh | grep -v -e '^test_pair_' -e '^test_nrp_check_topology\.sh$')
 fi
 
 echo "TAP version 13"

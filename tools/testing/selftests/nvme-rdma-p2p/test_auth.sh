@@ -8,7 +8,14 @@
 # going.
 #
 # Hashes x DH groups: every hash with the null group and ffdhe2048, every
-# group with hmac(sha256); NRP_AUTH_MATRIX=full runs all 18 pairs.
+# group with hmac(sha256); NRP_AUTH_MATRIX=full runs all 18 pairs. Each
+# must be offered by nvmet (a group it refuses fails: every guest kernel
+# with in-band authentication has the FFDHE groups, CRYPTO_DH_RFC7919_GROUPS)
+# and negotiated: the host's log names the hash and group it used.
+#
+# Re-authentication runs while fio writes: the trace shows every queue,
+# admin and I/O, exchanging its authentication messages again, the log
+# the admin queue's result, and fio reads back all it wrote.
 # nrp-timeout: 1200
 . "$(dirname "$0")/lib.sh"
 
@@ -23,9 +30,6 @@ nrp_nvmet_allow_hosts "$host"
 [ -e "$cfs/hosts/$host/dhchap_key" ] ||
 	nrp_skip "the target has no in-band authentication (CONFIG_NVME_TARGET_AUTH)"
 
-# A fresh secret for $host: DHHC-1:<hmac>:<base64 key + crc>:
-# $1: transformation hash of the secret (0 none, 1 sha256, 2 sha384, 3 sha512)
-newkey() { nvme gen-dhchap-key --hmac="${1:-0}" --nqn="$host"; }
 
 tgt_set() { # ATTR VALUE: host entry of the target
 	echo "$2" >"$cfs/hosts/$host/$1" || nrp_fail "target: cannot set $1=$2"
@@ -51,12 +55,24 @@ assert_clean() {
 
 # Connect with $@, check every queue answered and a verified write/read
 # went through, disconnect.
+# The host logs what its admin queue negotiated: it must be the hash and
+# group the target asks for, and with a controller key, the controller's
+# proof must have been checked.
 good() {
-	local what=$1 out ctrl dev t0=$SECONDS
+	local what=$1 out ctrl dev t0=$SECONDS want
 	shift
+	nrp_dmesg_mark
 	out=$(conn "$@") || nrp_fail "$what: connect refused: $out"
 	ctrl=$(nrp_ctrl_of_subsys "$NRP_SUBNQN") || nrp_fail "$what: no controller"
 	nrp_ctrl_is_ours "$ctrl" || nrp_fail "$what: $ctrl is not ours"
+	want="$ctrl: qid 0: authenticated with hash $(cat "$cfs/hosts/$host/dhchap_hash") dhgroup $(cat "$cfs/hosts/$host/dhchap_dhgroup")"
+	nrp_dmesg_since | grep -qF "$want" ||
+		nrp_fail "$what: no '$want' in the log: $(nrp_dmesg_since | grep "$ctrl: qid 0: auth" | tail -n 2)"
+	case "$*" in
+	*--dhchap-ctrl-secret=*)
+		nrp_dmesg_since | grep -qF "$ctrl: qid 0: controller authenticated" ||
+			nrp_fail "$what: the controller's response was not checked" ;;
+	esac
 	dev=$(nrp_ns_dev "$ctrl") || nrp_fail "$what: no namespace"
 	nrp_fio_verify "$dev" --rw=randwrite --bs=4k --size=1m --ioengine=libaio --iodepth=4
 	nvme disconnect -n "$NRP_SUBNQN" >/dev/null || nrp_fail "$what: disconnect failed"
@@ -85,9 +101,13 @@ bad() {
 	echo "refused: $what in $((SECONDS - t0)) s: $(nrp_dmesg_since | grep -i 'auth\|dhchap' | tail -n1 | sed 's/^\[[^]]*\] //')"
 }
 
-hkey=$(newkey 1) && [ -n "$hkey" ] ||
-	nrp_skip "nvme-cli cannot generate DH-HMAC-CHAP secrets (gen-dhchap-key, nvme-cli 2.1 and later)"
-ckey=$(newkey 1)
+# Every secret up front, each checked: a refusal tested with an empty or
+# malformed "wrong" key would pass for the wrong reason.
+hkey=$(nrp_dhchap_key 1 "$host") || nrp_fail "$hkey"
+ckey=$(nrp_dhchap_key 1 "$host") || nrp_fail "$ckey"
+wrong_hkey=$(nrp_dhchap_key 1 "$host") || nrp_fail "$wrong_hkey"
+wrong_ckey=$(nrp_dhchap_key 1 "$host") || nrp_fail "$wrong_ckey"
+hkey2=$(nrp_dhchap_key 1 "$host") || nrp_fail "$hkey2"
 tgt_set dhchap_key "$hkey"
 tgt_set dhchap_hash "hmac(sha256)"
 tgt_set dhchap_dhgroup null
@@ -98,7 +118,7 @@ good "bidirectional, sha256, null group" --dhchap-secret="$hkey" --dhchap-ctrl-s
 
 # the matrix
 nrp_auth_dh_load
-offered=0
+pairs=0 want_pairs=0
 hashes=("hmac(sha256)" "hmac(sha384)" "hmac(sha512)")
 groups=(null ffdhe2048 ffdhe3072 ffdhe4096 ffdhe6144 ffdhe8192)
 for h in "${hashes[@]}"; do
@@ -109,27 +129,26 @@ for h in "${hashes[@]}"; do
 			*) continue ;;
 			esac
 		fi
+		want_pairs=$((want_pairs + 1))
 		[ "$h/$g" = "hmac(sha256)/null" ] && continue # done above
 		tgt_set dhchap_hash "$h"
-		# nvmet takes only the groups the kernel's crypto offers
-		# (ffdhe* need CRYPTO_DH_RFC7919_GROUPS)
-		if ! echo "$g" 2>/dev/null >"$cfs/hosts/$host/dhchap_dhgroup"; then
-			echo "not offered by this kernel: $g"
-			continue
-		fi
-		offered=$((offered + 1))
+		# nvmet takes only what the kernel's crypto offers: a refusal
+		# here is a kernel or set-up without the group, and fails
+		echo "$g" 2>/dev/null >"$cfs/hosts/$host/dhchap_dhgroup" ||
+			nrp_fail "nvmet refuses DH group $g with $h (not offered by this kernel: CRYPTO_DH_RFC7919_GROUPS, dh_generic)"
+		nrp_expect "target's DH group" "$(cat "$cfs/hosts/$host/dhchap_dhgroup")" "$g"
 		good "bidirectional, $h, $g" --dhchap-secret="$hkey" --dhchap-ctrl-secret="$ckey"
+		pairs=$((pairs + 1))
 	done
 done
-echo "hash/group pairs run: $((offered + 1))"
+nrp_expect "hash/group pairs offered and negotiated" $((pairs + 1)) "$want_pairs"
 tgt_set dhchap_hash "hmac(sha256)"
-# a DH exchange where the kernel offers one
-echo ffdhe2048 2>/dev/null >"$cfs/hosts/$host/dhchap_dhgroup" ||
-	tgt_set dhchap_dhgroup null
+# a DH exchange from here on
+tgt_set dhchap_dhgroup ffdhe2048
 
 # refusals
-bad "wrong host key" --dhchap-secret="$(newkey 1)"
-bad "wrong controller key" --dhchap-secret="$hkey" --dhchap-ctrl-secret="$(newkey 1)"
+bad "wrong host key" --dhchap-secret="$wrong_hkey"
+bad "wrong controller key" --dhchap-secret="$hkey" --dhchap-ctrl-secret="$wrong_ckey"
 bad "no key where one is required"
 # a malformed secret never reaches the wire: the kernel refuses the option
 nrp_dmesg_mark
@@ -147,28 +166,70 @@ nrp_cleanup_push nrp_disconnect_all
 dev=$(nrp_ns_dev "$ctrl") || nrp_fail "no namespace"
 [ -w "/sys/class/nvme/$ctrl/dhchap_secret" ] ||
 	nrp_fail "$ctrl has no dhchap_secret attribute"
+nq=$(cat "/sys/class/nvme/$ctrl/queue_count")
+# Fabrics commands (opcode 0x7f) per queue are the authentication
+# messages once the queues are connected: negotiate, challenge, reply,
+# success1, and success2 with a controller key.
+nrp_tracefs_require
+E=$T/events/nvme_rdma_p2p/nrp_submit
+nrp_cleanup_push "echo 0 >$E/enable; echo 0 >$E/filter"
+echo 'opcode == 0x7f' >$E/filter || nrp_fail "cannot filter nrp_submit"
+echo >$T/trace
+auth_msgs() { # "qid count" per queue of $ctrl in the trace
+	awk -v c="$ctrl" '$0 ~ " nrp_submit: " c " qid=" {
+		for (i = 1; i <= NF; i++) if ($i ~ /^qid=/) n[substr($i, 5)]++ }
+		END { for (q in n) print q, n[q] }' $T/trace | sort -n
+}
+reauth_done() { # every queue sent 5 messages (and no more)
+	[ "$(auth_msgs | awk '$2 == 5' | wc -l)" = "$nq" ]
+}
+mib=48
+log=/tmp/nrp-fio-reauth.log
 fio --name=reauth --filename="$dev" --direct=1 --ioengine=libaio --rw=randwrite \
-	--bs=16k --iodepth=8 --size=32m --verify=crc32c --verify_fatal=1 \
-	--do_verify=1 --output=/tmp/nrp-fio-reauth.log &
+	--bs=16k --iodepth=8 --size=${mib}m --verify=crc32c --verify_fatal=1 \
+	--do_verify=1 --output-format=terse --terse-version=3 --output=$log &
 fio_pid=$!
-sleep 2
-hkey2=$(newkey 1)
+nrp_cleanup_push "kill $fio_pid 2>/dev/null || true"
+nrp_wait_writing "$ctrl" $fio_pid 32 60
+case $? in
+1) nrp_fail "no writes in flight on $ctrl within $((60 * NRP_SLOW)) s" ;;
+2) nrp_fail "fio ended before the re-authentication: $(tail -n 3 $log)" ;;
+esac
 tgt_set dhchap_key "$hkey2"
 nrp_dmesg_mark
+echo 1 >$E/enable
 echo "$hkey2" >"/sys/class/nvme/$ctrl/dhchap_secret" ||
 	nrp_fail "writing the new secret to $ctrl failed"
-wait $fio_pid || { cat /tmp/nrp-fio-reauth.log; nrp_fail "I/O failed across re-authentication"; }
-grep -q 'verify: bad' /tmp/nrp-fio-reauth.log && nrp_fail "data corrupted across re-authentication"
+end=$((SECONDS + 60 * NRP_SLOW))
+until reauth_done || [ $SECONDS -gt $end ]; do
+	nrp_nap 0.2
+done
+echo 0 >$E/enable
+reauth_done ||
+	nrp_fail "not every one of $nq queues re-authenticated (qid, messages): $(auth_msgs | paste -sd, -)"
+kill -0 $fio_pid 2>/dev/null ||
+	nrp_fail "fio ended before the re-authentication did: it was not under I/O"
+echo "re-authentication messages per queue (qid, messages): $(auth_msgs | paste -sd, -), fio still writing"
+nrp_dmesg_wait "$ctrl: qid 0: authenticated with hash hmac(sha256) dhgroup ffdhe2048" 10 ||
+	nrp_fail "no 'qid 0: authenticated' after the new secret: $(nrp_dmesg_since | grep -i auth | tail -n 3)"
+nrp_dmesg_wait "$ctrl: qid 0: controller authenticated" 10 ||
+	nrp_fail "the controller's response was not checked on re-authentication"
+wait $fio_pid || { cat $log; nrp_fail "I/O failed across re-authentication"; }
+grep -q 'verify: bad' $log && nrp_fail "data corrupted across re-authentication"
+nrp_fio_all_verified $log $((mib * 1024)) "re-authentication under writes"
 [ "$(nrp_ctrl_state "$ctrl")" = live ] || nrp_fail "$ctrl $(nrp_ctrl_state "$ctrl") after re-authentication"
 [ "$(cat "/sys/class/nvme/$ctrl/dhchap_secret")" = "$hkey2" ] ||
 	nrp_fail "$ctrl does not show the new secret"
-nrp_dmesg_since | grep -qi 'authentication failed' &&
+nrp_dmesg_since | grep -qi 'authentication failed\|error .* setting up authentication' &&
 	nrp_fail "re-authentication failed: $(nrp_dmesg_since | grep -i auth | tail -n 3)"
 echo "ok: re-authenticated with the new key under I/O, verified"
 
 # after a reset every queue authenticates again with the new key
+nrp_dmesg_mark
 nvme reset "/dev/$ctrl" || nrp_fail "reset failed"
 nrp_wait_state "$ctrl" 60 || nrp_fail "$ctrl not live after reset ($(nrp_ctrl_state "$ctrl"))"
+nrp_dmesg_since | grep -qF "$ctrl: qid 0: authenticated with hash hmac(sha256) dhgroup ffdhe2048" ||
+	nrp_fail "$ctrl live after the reset without authenticating"
 nrp_fio_verify "$dev" --rw=randrw --bs=8k --size=4m --ioengine=libaio --iodepth=8
 echo "ok: reset re-authenticated every queue, verified"
 nvme disconnect -n "$NRP_SUBNQN" >/dev/null

@@ -12,7 +12,9 @@
 . "$(dirname "$0")/lib.sh"
 
 cfs=/sys/kernel/config/nvmet
-command -v dmsetup >/dev/null || nrp_skip "dmsetup not installed"
+# tools/setup.sh installs dmsetup: without it the test fails, not skips
+command -v dmsetup >/dev/null ||
+	nrp_fail "dmsetup not installed (Debian package dmsetup; tools/setup.sh installs it)"
 # no udev in the guest: libdevmapper makes its nodes and waits for nobody
 export DM_DISABLE_UDEV=1
 
@@ -44,18 +46,21 @@ dev=$(nrp_ns_dev "$ctrl") || nrp_fail "no namespace"
 dmsetup suspend --nolockfs --noflush nrp-stall || nrp_fail "cannot suspend the target's device"
 timeout 60 dd if="$dev" of=/dev/null bs=4k count=1 skip=77 iflag=direct status=none &
 dd_pid=$!
-nrp_dmesg_wait "starting error recovery" 20
+nrp_dmesg_wait "$ctrl: starting error recovery" 20 ||
+	nrp_fail "no error recovery 20 s after a command stalled on the target"
 dmsetup resume nrp-stall || nrp_fail "cannot resume the target's device"
 nrp_wait_state "$ctrl" 30 || nrp_fail "$ctrl not live after the timeout's recovery"
 wait $dd_pid || echo "the timed-out read failed (allowed)"
 
 # 2. reconnects: the target's port goes away for a few attempts
 rm "$cfs/ports/1/subsystems/$NRP_SUBNQN" || nrp_fail "cannot disable the target port"
-nrp_dmesg_wait "Failed reconnect attempt" 20
+nrp_dmesg_wait "$ctrl: Failed reconnect attempt" 20 ||
+	nrp_fail "no failed reconnect attempt 20 s after the target went away"
 ln -s "$cfs/subsystems/$NRP_SUBNQN" "$cfs/ports/1/subsystems/" ||
 	nrp_fail "cannot re-enable the target port"
 nrp_wait_state "$ctrl" 30 || nrp_fail "$ctrl not live after the port came back"
-sleep 1
+nrp_dmesg_wait "$ctrl: Successfully reconnected" 10 ||
+	nrp_fail "$ctrl live again, but no 'Successfully reconnected' in the log"
 log=$(nrp_dmesg_since | grep " $ctrl: ")
 
 # in-tree format strings, as egrep patterns over the whole line tail

@@ -12,9 +12,8 @@ nrp_p2p_pre_connect() {
 	local hkey ckey
 	# (called inside nrp_p2p_setup: the nvme core is loaded by now)
 	nrp_auth_host_require
-	hkey=$(nvme gen-dhchap-key --hmac=1 --nqn="$NRP_HOSTNQN") && [ -n "$hkey" ] ||
-		nrp_skip "nvme-cli cannot generate DH-HMAC-CHAP secrets"
-	ckey=$(nvme gen-dhchap-key --hmac=1 --nqn="$NRP_HOSTNQN")
+	hkey=$(nrp_dhchap_key 1 "$NRP_HOSTNQN") || nrp_fail "$hkey"
+	ckey=$(nrp_dhchap_key 1 "$NRP_HOSTNQN") || nrp_fail "$ckey"
 	# not in $(...): the allowed-hosts entry's cleanup must reach this shell
 	nrp_nvmet_auth_host "$NRP_HOSTNQN" "$hkey" "$ckey"
 	case $? in

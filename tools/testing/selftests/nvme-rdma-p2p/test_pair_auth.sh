@@ -20,9 +20,8 @@
 
 nrp_pair_host_setup
 nrp_auth_host_require
-hkey=$(nvme gen-dhchap-key --hmac=1 --nqn="$NRP_HOSTNQN") && [ -n "$hkey" ] ||
-	nrp_skip "nvme-cli cannot generate DH-HMAC-CHAP secrets"
-ckey=$(nvme gen-dhchap-key --hmac=1 --nqn="$NRP_HOSTNQN")
+hkey=$(nrp_dhchap_key 1 "$NRP_HOSTNQN") || nrp_fail "$hkey"
+ckey=$(nrp_dhchap_key 1 "$NRP_HOSTNQN") || nrp_fail "$ckey"
 nrp_auth_dh_load
 if out=$(nrp_pair_ctl target auth "$NRP_HOSTNQN" "$hkey" "$ckey" null); then
 	echo "target: $out"
