@@ -3,7 +3,7 @@
 # Failover that never waits on a dead path (issue 28). Two paths to one
 # namespace (two nvmet ports on two veth pairs), nvme_core multipath=Y,
 # round-robin: fio writes 256 deep (4 jobs of 64) through the head while
-# each path's queue takes 14 commands and each command takes 50 ms at the
+# each path's queue takes 15 commands and each command takes 250 ms at the
 # target, so requests wait for tags of both paths. Port 2 goes away. Every request
 # already routed to path 2 must fail over to path 1 at once, as in-tree:
 # the controller leaves LIVE and its queued requests are sent down the
@@ -18,9 +18,12 @@
 
 nrp_nvme_core_multipath Y
 nrp_rdma_setup "${NRP_RDMA_TYPE:-rxe}"
-# A namespace whose every command takes 50 ms (null_blk, memory-backed,
+# A namespace whose every command takes 250 ms (null_blk, memory-backed,
 # timer completions): the paths' tags fill up and requests queue behind
 # them, which a RAM disk answering at once under TCG never lets happen.
+# Both paths full need 120 commands a second: at 50 ms (600 a second, 9
+# MB/s of 16 KiB writes with crc32c) a TCG guest on a loaded host could
+# not submit that fast and path 2 held 9 of its 15 tags at most.
 modprobe configfs 2>/dev/null
 mountpoint -q /sys/kernel/config || mount -t configfs configfs /sys/kernel/config
 modprobe null_blk nr_devices=0 || nrp_fail "no null_blk"
@@ -30,7 +33,7 @@ mkdir $nb || nrp_fail "cannot create a null_blk device"
 nrp_cleanup_push "rmdir $nb"
 echo 1 >$nb/memory_backed
 echo 2 >$nb/irqmode
-echo 50000000 >$nb/completion_nsec
+echo 250000000 >$nb/completion_nsec
 echo 256 >$nb/size
 echo 1 >$nb/power || nrp_fail "cannot power on the null_blk device"
 nrp_cleanup_push "echo 0 >$nb/power"
@@ -46,13 +49,13 @@ p1=$(nrp_path_sysfs "$c1") && p2=$(nrp_path_sysfs "$c2") || nrp_fail "no path di
 echo "head $head over $c1 ($(basename "$p1")) and $c2 ($(basename "$p2"))"
 
 fio --name=deep --filename="$head" --direct=1 --ioengine=libaio --rw=randwrite \
-	--bs=16k --iodepth=64 --numjobs=4 --offset_increment=16m --size=16m \
+	--bs=4k --iodepth=64 --numjobs=4 --offset_increment=16m --size=1m \
 	--verify=crc32c --verify_fatal=1 --do_verify=1 --group_reporting \
 	--output=/tmp/failover-fio.log &
 fio_pid=$!
 nrp_cleanup_push "kill $fio_pid"
-# both paths busy, path 2 with its 14 I/O tags taken (256 in flight over
-# 28 tags: the rest wait for tags)
+# both paths busy, path 2 with its 15 I/O tags taken (256 in flight over
+# 30 tags: the rest wait for tags)
 for _ in $(seq $((300 * NRP_SLOW))); do
 	[ "$(nrp_path_inflight "$p2")" -ge 12 ] && [ "$(nrp_path_ios "$p1")" -gt 100 ] && break
 	kill -0 $fio_pid 2>/dev/null || break
@@ -61,7 +64,7 @@ done
 q=$(nrp_path_inflight "$p2")
 kill -0 $fio_pid 2>/dev/null || nrp_fail "fio ended before the port went away"
 [ "$q" -ge 12 ] || nrp_fail "path 2 never had its tags taken ($q in flight)"
-echo "path 2: $q in flight of its 14 I/O tags; fio 256 deep"
+echo "path 2: $q in flight of its 15 I/O tags; fio 256 deep"
 
 nrp_dmesg_mark
 t0=$(nrp_now)
@@ -93,7 +96,7 @@ echo "fio verified ${tfio}s after port 2 went away, port 2 still away"
 a1=$(nrp_path_ios "$p2")
 nrp_port_on 2 || nrp_fail "cannot give port 2 back"
 nrp_wait_state "$c2" $((60 * NRP_SLOW)) || nrp_fail "$c2 not live after port 2 came back"
-nrp_fio_verify "$head" --ioengine=libaio --rw=randwrite --bs=16k --iodepth=32 --size=16m
+nrp_fio_verify "$head" --ioengine=libaio --rw=randwrite --bs=16k --iodepth=32 --size=2m
 [ "$(nrp_path_ios "$p2")" -gt "$a1" ] || nrp_fail "path 2 carries no I/O after it came back"
 echo "port 2 back: $c2 live, path 2 carries I/O again"
 nrp_must nvme disconnect -n "$NRP_SUBNQN"
