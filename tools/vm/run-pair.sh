@@ -1,9 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Two guests joined by one Ethernet link: a target guest serving an NVMe-oF
-# target and a host guest running a job against it. Each has a virtio-net
-# NIC on a QEMU socket netdev bound to 127.0.0.1, so no packet leaves the
-# two guests. The job in the host guest can ask for faults only the machine
+# Two guests joined by two Ethernet links: a target guest serving an NVMe-oF
+# target and a host guest running a job against it. Each has two virtio-net
+# NICs, each on a QEMU socket netdev bound to 127.0.0.1, so no packet
+# leaves the two guests. The first link carries every test; the second is
+# a second path for the multipath tests (pair_target.sh path2-on). The job in the host guest can ask for faults only the machine
 # outside both guests can make: pulling the cable, commands to the target.
 #
 #   tools/vm/run-pair.sh [options] -- COMMAND...
@@ -23,15 +24,18 @@
 #                             siw needs a kernel that has it: p2p, debug)
 #
 # COMMAND runs in the host guest, in the checkout, with NRP_PAIR_ROLE=host,
-# NRP_PAIR_CTL (its request directory), NRP_PAIR_MAC (its NIC) and the
-# link's addresses NRP_TGT_IP4/6, NRP_HOST_IP4/6 in its environment. The
+# NRP_PAIR_CTL (its request directory), NRP_PAIR_MAC and NRP_PAIR_MAC2 (its
+# NICs), the first link's addresses NRP_TGT_IP4/6, NRP_HOST_IP4/6 and the
+# second's NRP_TGT2_IP4, NRP_HOST2_IP4 in its environment. The host guest
+# has the GPU stand-in (run-guest.sh's default --gpu-mem). The
 # target guest runs tools/testing/selftests/nvme-rdma-p2p/pair_target.sh.
 #
 # Requests (lib.sh's nrp_pair_ctl makes them, this script answers):
 #   wait-target SECONDS       until the target guest serves
-#   link off|on [host|target|both]
-#                             carrier of a guest's NIC, by QMP set_link
-#                             (default both: a pulled cable)
+#   link off|on [host|target|both] [1|2]
+#                             carrier of a guest's NIC on link 1 (default)
+#                             or 2, by QMP set_link (default both: a
+#                             pulled cable)
 #   target COMMAND...         a command of pair_target.sh, in the target
 #   target-kill               power loss: the target's QEMU killed (its
 #                             logs move to DIR/target.N, its disk stays)
@@ -73,10 +77,12 @@ mkdir -p "$hout/ctl" "$tout/ctl"
 # QMP sockets: a unix socket path must stay short.
 qdir=$(mktemp -d /tmp/nrp-qmp.XXXXXX)
 
-# The link: one subnet, one MAC per guest.
+# The links: a subnet each, one MAC per guest and link.
 tmac=52:54:00:98:00:01 hmac=52:54:00:98:00:02
+tmac2=52:54:00:98:01:01 hmac2=52:54:00:98:01:02
 link_env="NRP_TGT_IP4=10.98.0.1 NRP_HOST_IP4=10.98.0.2"
 link_env+=" NRP_TGT_IP6=fd98::1 NRP_HOST_IP6=fd98::2 NRP_RDMA_TYPE=$rdma"
+link_env+=" NRP_TGT2_IP4=10.98.1.1 NRP_HOST2_IP4=10.98.1.2"
 
 hpid= tpid=
 # Whatever ends this script ends both guests: run-guest.sh stops its QEMU
@@ -137,16 +143,21 @@ qmp() { # GUEST COMMAND [JSON]
 	"$NRP_TOP/tools/vm/qmp.py" "$qdir/$1.sock" "${@:2}"
 }
 
-set_link() { # on|off host|target|both
-	local up=true g
+set_link() { # on|off host|target|both [1|2]
+	local up=true g n
 	[ "$1" = off ] && up=false
+	case ${3:-1} in
+	1)	n=n0 ;;
+	2)	n=n1 ;;
+	*)	echo "link: no link '$3' (1 or 2)"; return 1 ;;
+	esac
 	case ${2:-both} in
 	host|target)	g=$2 ;;
 	both)		g="host target" ;;
 	*)		echo "link: no guest '$2'"; return 1 ;;
 	esac
 	for g in $g; do
-		qmp "$g" set_link "{\"name\": \"n0\", \"up\": $up}" >/dev/null || return 1
+		qmp "$g" set_link "{\"name\": \"$n\", \"up\": $up}" >/dev/null || return 1
 	done
 }
 
@@ -169,8 +180,8 @@ pair_request() {
 		return 1 ;;
 	link)
 		case ${2:-} in
-		on|off)	set_link "$2" "${3:-both}" ;;
-		*)	echo "link on|off [host|target|both]"; return 1 ;;
+		on|off)	set_link "$2" "${3:-both}" "${4:-1}" ;;
+		*)	echo "link on|off [host|target|both] [1|2]"; return 1 ;;
 		esac ;;
 	target)
 		shift
@@ -220,15 +231,17 @@ serve_requests() {
 
 # Run in the background, so exec: $! is then run-guest.sh itself, which
 # stops its QEMU when signalled.
-guest() { # ROLE KERNEL OUT MAC NETDEV TIMEOUT COMMAND
-	local n=$smp
-	[ "$1" = target ] && n=$tsmp
-	exec "$NRP_TOP/tools/vm/run-guest.sh" --kernel "$2" --out "$3" --timeout "$6" \
-		--mem "$mem" --smp "$n" --gpu-mem 0 --append no_timer_check \
+guest() { # ROLE KERNEL OUT MAC NETDEV MAC2 NETDEV2 TIMEOUT COMMAND
+	local n=$smp gpu=()
+	[ "$1" = target ] && n=$tsmp gpu=(--gpu-mem 0)
+	exec "$NRP_TOP/tools/vm/run-guest.sh" --kernel "$2" --out "$3" --timeout "$8" \
+		--mem "$mem" --smp "$n" "${gpu[@]}" --append no_timer_check \
 		--qemu -netdev --qemu "$5" \
 		--qemu -device --qemu "virtio-net-pci,netdev=n0,mac=$4" \
+		--qemu -netdev --qemu "$7" \
+		--qemu -device --qemu "virtio-net-pci,netdev=n1,mac=$6" \
 		--qemu -qmp --qemu "unix:$qdir/$1.sock,server=on,wait=off" \
-		-- "export NRP_PAIR_ROLE=$1 NRP_PAIR_CTL=/nrp-job/ctl NRP_PAIR_MAC=$4 $link_env; $7" \
+		-- "export NRP_PAIR_ROLE=$1 NRP_PAIR_CTL=/nrp-job/ctl NRP_PAIR_MAC=$4 NRP_PAIR_MAC2=$6 $link_env; $9" \
 		>"$out/$1.log" 2>&1
 }
 
@@ -241,11 +254,14 @@ guest() { # ROLE KERNEL OUT MAC NETDEV TIMEOUT COMMAND
 nrp_log "pair ($kernel host, $tkernel target, $rdma) starting, output in $out"
 for _ in 1 2 3; do
 	port=$(free_port)
+	port2=$(free_port)
+	[ "$port2" != "$port" ] || continue
 	guest host "$kernel" "$hout" "$hmac" "socket,id=n0,listen=127.0.0.1:$port" \
-		"$timeout" "$*" &
+		"$hmac2" "socket,id=n1,listen=127.0.0.1:$port2" "$timeout" "$*" &
 	hpid=$!
 	# building the kernel or module may come first
-	until ss -Htln "sport = :$port" | grep -q . || ! kill -0 "$hpid" 2>/dev/null; do
+	until { ss -Htln "sport = :$port" | grep -q . && ss -Htln "sport = :$port2" | grep -q .; } ||
+		! kill -0 "$hpid" 2>/dev/null; do
 		sleep 0.5
 	done
 	kill -0 "$hpid" 2>/dev/null && break
@@ -255,11 +271,12 @@ for _ in 1 2 3; do
 		{ tail -n 20 "$out/host.log" >&2; nrp_die "the host guest did not start"; }
 done
 [ -n "$hpid" ] || nrp_die "no free port for the link"
-plog "host guest listening on 127.0.0.1:$port"
+plog "host guest listening on 127.0.0.1:$port and :$port2"
 
 boots=0
 start_target() {
 	guest target "$tkernel" "$tout" "$tmac" "socket,id=n0,connect=127.0.0.1:$port" \
+		"$tmac2" "socket,id=n1,connect=127.0.0.1:$port2" \
 		$((timeout + 300)) "bash tools/testing/selftests/nvme-rdma-p2p/pair_target.sh" &
 	tpid=$!
 	plog "target guest connecting"

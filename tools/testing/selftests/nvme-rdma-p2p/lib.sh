@@ -654,30 +654,42 @@ nrp_pair_need() {
 }
 
 # Soft RDMA on this guest's NIC with the address of its role, the NIC's
-# name left in NRP_NIC. $1: rxe (default) or siw.
+# name left in NRP_NIC. $1: rxe (default) or siw. $2: the link, 1 (default)
+# or 2, the second one run-pair.sh gives both guests (NRP_PAIR_MAC2, an
+# IPv4 subnet of its own, NRP_HOST2_IP4 and NRP_TGT2_IP4, the names the
+# multipath fixtures of lib_mpath.sh use); its NIC is left in NRP_NIC2.
 nrp_rdma_nic_setup() {
-	local type=${1:-rxe} n ip4 ip6 i
-	NRP_NIC=
-	modprobe virtio_net 2>/dev/null
-	for ((i = 0; i < 50 && ${#NRP_NIC} == 0; i++)); do
-		for n in /sys/class/net/*; do
-			[ "$(cat "$n/address" 2>/dev/null)" = "${NRP_PAIR_MAC:-}" ] &&
-				NRP_NIC=$(basename "$n")
-		done
-		[ -n "$NRP_NIC" ] || sleep 0.2
-	done
-	[ -n "$NRP_NIC" ] || nrp_fail "no NIC with MAC ${NRP_PAIR_MAC:-(none)}"
-	modprobe "rdma_$type" 2>/dev/null || modprobe "$type" 2>/dev/null ||
-		nrp_skip "no $type driver in this kernel"
+	local type=${1:-rxe} link=${2:-1} n ip4 ip6= i mac nic= dev
+	mac=${NRP_PAIR_MAC:-}
 	ip4=$NRP_HOST_IP4 ip6=$NRP_HOST_IP6
 	[ "$NRP_PAIR_ROLE" = target ] && ip4=$NRP_TGT_IP4 ip6=$NRP_TGT_IP6
+	dev=nrp_${type}_0
+	if [ "$link" = 2 ]; then
+		mac=${NRP_PAIR_MAC2:-} ip4=$NRP_HOST2_IP4 ip6= dev=nrp_${type}_1
+		[ "$NRP_PAIR_ROLE" = target ] && ip4=$NRP_TGT2_IP4
+	fi
+	modprobe virtio_net 2>/dev/null
+	for ((i = 0; i < 50 && ${#nic} == 0; i++)); do
+		for n in /sys/class/net/*; do
+			[ "$(cat "$n/address" 2>/dev/null)" = "$mac" ] && nic=$(basename "$n")
+		done
+		[ -n "$nic" ] || sleep 0.2
+	done
+	[ -n "$nic" ] || nrp_fail "no NIC with MAC ${mac:-(none)} for link $link"
+	modprobe "rdma_$type" 2>/dev/null || modprobe "$type" 2>/dev/null ||
+		nrp_skip "no $type driver in this kernel"
 	# (the address stays from an earlier test of the same boot)
-	ip addr replace "$ip4/24" dev "$NRP_NIC"
-	ip -6 addr replace "$ip6/64" dev "$NRP_NIC" nodad
-	ip link set "$NRP_NIC" up
+	ip addr replace "$ip4/24" dev "$nic"
+	[ -z "$ip6" ] || ip -6 addr replace "$ip6/64" dev "$nic" nodad
+	ip link set "$nic" up
 	# a test killed by its time limit did not run its cleanups
-	rdma link delete "nrp_${type}_0" 2>/dev/null
-	nrp_rdma_link "$type" "$NRP_NIC" "nrp_${type}_0"
+	rdma link delete "$dev" 2>/dev/null
+	nrp_rdma_link "$type" "$nic" "$dev"
+	if [ "$link" = 2 ]; then
+		NRP_NIC2=$nic
+	else
+		NRP_NIC=$nic
+	fi
 }
 
 # Ask the runner outside both guests for something (a fault, a command to

@@ -17,6 +17,10 @@
 #                           when this kernel's nvmet has no in-band
 #                           authentication
 #   any-host                any host may connect again, no authentication
+#   path2-on / path2-off    a second path to the subsystem: soft RDMA on
+#                           the second link's NIC and nvmet port 2 on its
+#                           address (run-pair.sh joins the guests by two
+#                           links); off takes both away again
 #   stop                    tear everything down and end the guest
 #
 # Writes "ready" to $NRP_PAIR_CTL/ready once it serves, or why it cannot.
@@ -26,14 +30,18 @@ nrp_pair_need target
 ctl=$NRP_PAIR_CTL
 cfs=/sys/kernel/config/nvmet
 announce() { echo "$*" >"$ctl/ready.tmp" && mv "$ctl/ready.tmp" "$ctl/ready"; }
-trap '[ -e "$ctl/ready" ] || announce "target setup failed"; _nrp_run_cleanups' EXIT
+# (port 2, when a test left it on, goes before the cleanups take its link)
+trap '[ -e "$ctl/ready" ] || announce "target setup failed"
+	! declare -F path2_off >/dev/null || path2_off; _nrp_run_cleanups' EXIT
 
 nrp_rdma_nic_setup "${NRP_RDMA_TYPE:-rxe}"
 # The namespace is a file in the job directory, outside the guest: it
 # survives the guest (run-pair.sh's target-kill keeps it for the next
 # boot). Written through 9p without a cache, what nvmet completed is there.
 img=/nrp-job/disk.img
-[ -e $img ] || truncate -s "${NRP_PAIR_TGT_MIB:-256}M" $img
+# (sparse: a test writes what it needs, up to the 1 GiB checkpoint of
+# test_pair_multipath.sh)
+[ -e $img ] || truncate -s "${NRP_PAIR_TGT_MIB:-1088}M" $img
 modprobe loop
 NRP_DEV=$(losetup --find --show $img) || nrp_fail "cannot set up a loop device on $img"
 nrp_cleanup_push "losetup -d $NRP_DEV"
@@ -53,6 +61,30 @@ announce ready
 port_off() { rm "$cfs/ports/1/subsystems/$NRP_SUBNQN"; }
 port_on() { ln -s "$cfs/subsystems/$NRP_SUBNQN" "$cfs/ports/1/subsystems/"; }
 
+# Port 2 on the second link, exporting the same subsystem.
+path2_on() {
+	local d=$cfs/ports/2
+	[ -e "$d/subsystems/$NRP_SUBNQN" ] && return 0
+	# in a subshell: its failure is this command's, not the guest's end
+	( nrp_rdma_nic_setup "${NRP_RDMA_TYPE:-rxe}" 2 ) || return 1
+	mkdir -p "$d" &&
+	echo rdma >"$d/addr_trtype" &&
+	echo ipv4 >"$d/addr_adrfam" &&
+	echo "$NRP_TGT2_IP4" >"$d/addr_traddr" &&
+	echo "$NRP_PORT" >"$d/addr_trsvcid" &&
+	ln -s "$cfs/subsystems/$NRP_SUBNQN" "$d/subsystems/" || return 1
+	echo "port 2 on $NRP_TGT2_IP4:$NRP_PORT"
+}
+# The soft RDMA device goes first, so that the port's listener goes with
+# it (nrp_drop_listener says why).
+path2_off() {
+	local d=$cfs/ports/2
+	[ -d "$d" ] || return 0
+	nrp_drop_listener "$NRP_TGT2_IP4" &&
+	rm -f "$d/subsystems/$NRP_SUBNQN" &&
+	rmdir "$d"
+}
+
 # One command; its output is the answer.
 serve() {
 	case $1 in
@@ -62,6 +94,8 @@ serve() {
 	nvmet-start)	modprobe nvmet-rdma && port_on ;;
 	auth)		shift; nrp_nvmet_auth_host "$@" ;;
 	any-host)	nrp_nvmet_allow_hosts ;;
+	path2-on)	path2_on ;;
+	path2-off)	path2_off ;;
 	stop)		return 0 ;;
 	*)		echo "unknown target command '$*'"; return 1 ;;
 	esac
