@@ -41,7 +41,8 @@ nrp_rdma_nic_setup "${NRP_RDMA_TYPE:-rxe}"
 img=/nrp-job/disk.img
 # (sparse: a test writes what it needs, up to the 1 GiB checkpoint of
 # test_pair_multipath.sh)
-[ -e $img ] || truncate -s "${NRP_PAIR_TGT_MIB:-1088}M" $img
+# (grow only: an image from an earlier run in the same --out may be smaller)
+truncate -s ">${NRP_PAIR_TGT_MIB:-1088}M" $img
 modprobe loop
 NRP_DEV=$(losetup --find --show $img) || nrp_fail "cannot set up a loop device on $img"
 nrp_cleanup_push "losetup -d $NRP_DEV"

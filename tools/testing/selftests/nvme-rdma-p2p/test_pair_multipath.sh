@@ -107,7 +107,8 @@ done
 [ -n "$tleft" ] || nrp_fail "$c2 stayed live $(nrp_secs "$t0" "$(nrp_now)")s with link 2 pulled"
 echo "before the cut: $((pre1 >> 20)) MiB over $c1, $((pre2 >> 20)) MiB over $c2"
 # round-robin over two optimized paths: each carries about half
-[ "$pre1" -ge $((pre2 / 4)) ] && [ "$pre2" -ge $((pre1 / 4)) ] ||
+[ "$pre1" -gt 0 ] && [ "$pre2" -gt 0 ] &&
+	[ "$pre1" -ge $((pre2 / 4)) ] && [ "$pre2" -ge $((pre1 / 4)) ] ||
 	nrp_fail "round-robin did not spread the checkpoint over both paths ($pre1, $pre2 bytes)"
 echo "link 2 pulled: $c2 left live after ${tleft}s ($(nrp_ctrl_state "$c2"))"
 # the checkpoint goes on over path 1 alone for a while
