@@ -177,6 +177,10 @@ ENV
 # is off. Hung tasks are still detected (hung_task_timeout_secs).
 cmdline="console=ttyS0 panic=-1 loglevel=6 nokaslr nosoftlockup"
 cmdline+=" rcupdate.rcu_cpu_stall_timeout=300"
+# The default 128 KiB log holds a few minutes of the suite: a CI run lost
+# the blocked-task dump of a failing test to the fuzz test's thousand
+# refusals that followed it. dmesg.txt keeps the whole boot.
+cmdline+=" log_buf_len=16M"
 # A guest without an RNG device and without RANDOM_TRUST_CPU (our
 # allnoconfig kernels) may never initialize its CRNG, and then user space
 # that asks getrandom() not to block gets EAGAIN (nvme gen-dhchap-key fails

@@ -94,6 +94,16 @@ scrub() {
 	done
 } >/dev/null 2>&1
 
+# A failed test's kernel log, from its start line on, beside the job's
+# output (dmesg-NAME.txt), where tools/testing/run-all.sh points to it:
+# later tests may push it out of the kernel's buffer before the boot ends.
+save_klog() { # NAME
+	[ -d /nrp-job ] && [ -w /nrp-job ] || return 0
+	dmesg | awk -v m="nrp-selftest: start $1\$" \
+		'$0 ~ m { b = ""; f = 1 } f { b = b $0 "\n" } END { printf "%s", b }' \
+		>"/nrp-job/dmesg-$1.txt" 2>/dev/null
+}
+
 debug_locks() {
 	awk '$1 == "debug_locks:" { print $2 }' /proc/lockdep_stats 2>/dev/null
 }
@@ -164,6 +174,7 @@ for t in "${tests[@]}"; do
 	124|137) echo "not ok $n $name # TIMEOUT after ${t_limit}s"; fail=$((fail + 1)) ;;
 	*)	echo "not ok $n $name # exit $rc, ${dur}s"; fail=$((fail + 1)) ;;
 	esac
+	case $rc in 0|4) ;; *) save_klog "$name" ;; esac
 done
 echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:$skip error:0"
 [ "$fail" = 0 ]
