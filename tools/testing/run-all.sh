@@ -249,6 +249,9 @@ tap_results() { # KERNEL OUTPUT BOOT
 		[ "$r" = fail ] &&
 			awk -v t="# --- $n" '$0 == t {p = 1; next} /^# --- / {p = 0} p' \
 				"$2" | tail -n 15 | sed 's/^/      /'
+		# and where its kernel log went (run_tests.sh keeps it)
+		[ "$r" = fail ] && [ -s "$(dirname "$2")/dmesg-$n.txt" ] &&
+			echo "      kernel log of the test: $(dirname "$2")/dmesg-$n.txt"
 	done <"$2"
 	if [ -z "$plan" ]; then
 		result fail "$boot/tap-plan" "no plan line in $2 ($count results)"
@@ -503,8 +506,9 @@ fi
 siw_check=(connect fio_verify max_transfer mapping_modes reset_during_io teardown_live)
 # In the check tier a kernel with a siw pass runs the transport tests over
 # siw only: over rxe they run on the stock kernel, built from the same
-# source, so every test still runs on both primary kernels' code paths
-# while the boot spends its time on what only it can show (P2P, siw). The
+# source, so every one of them still runs over rxe on Linux 6.1 (those
+# not in siw_check run over siw only in the full tier) while the boot
+# spends its time on what only it can show (P2P, siw). The
 # same holds for the fault-injection tests of the transport's own error
 # paths, which run over rxe on the stock kernel (and everywhere in full).
 # nrp_stat checks a user tool over counters no kernel config changes;
@@ -783,8 +787,12 @@ shape_part() { # KERNEL
 	local k=$1 smp tag
 	is_named shape_cpus || return 0
 	for smp in $shape_smps; do
-		tag="$k-smp${smp//[^0-9]/_}"
-		tag=${tag%_}
+		# "2,maxcpus=240" reads stock-smp2-max240, "16" stock-smp16
+		tag="$k-smp${smp%%,*}"
+		case $smp in *maxcpus=*)
+			tag+="-max${smp##*maxcpus=}"
+			tag=${tag%%,*} ;;
+		esac
 		nrp_log "guest $tag: test_shape_cpus.sh with -smp $smp"
 		timed "guest $tag" suite_run "$tag" "$k" --smp "$smp" \
 			-- tools/testing/selftests/nvme-rdma-p2p/run_tests.sh shape_cpus
