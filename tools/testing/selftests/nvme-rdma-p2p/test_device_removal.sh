@@ -105,6 +105,23 @@ arm_removal() {
 	rdma -b /tmp/nrp-rm.fifo {rm_fd}>&- >/tmp/nrp-rm.out 2>&1 &
 	rm_pid=$!
 }
+# Where the removal and a connect wait, for the report: their states and
+# kernel stacks, blocked tasks (sysrq w, into the kernel log), the log.
+stall_report() {
+	local p
+	for p in "$rm_pid:rdma link delete $used" "${cpid:-}:nvme connect"; do
+		[ -n "${p%%:*}" ] && [ -e "/proc/${p%%:*}" ] || continue
+		echo "${p#*:} (pid ${p%%:*}, $(awk '$1 == "State:" { print $2, $3 }' "/proc/${p%%:*}/status")) waits in:"
+		cat "/proc/${p%%:*}/stack"
+	done
+	for p in /sys/class/nvme/nvme*/state; do
+		[ -e "$p" ] && echo "$(basename "$(dirname "$p")"): $(cat "$p")"
+	done
+	echo "the kernel log's last lines:"
+	nrp_dmesg_since | tail -n 15
+	echo w >/proc/sysrq-trigger
+}
+
 # Start it, wait up to 150 s for it to return; fail when it fails or hangs.
 remove_now() { # WHAT
 	local end=$((SECONDS + 150)) t0=$EPOCHREALTIME
@@ -114,10 +131,7 @@ remove_now() { # WHAT
 	exec {rm_fd}>&-
 	while kill -0 $rm_pid 2>/dev/null; do
 		if [ $SECONDS -gt $end ]; then
-			# where it waits, for the report: its stack, blocked tasks
-			echo "rdma link delete $used (pid $rm_pid) waits in:"
-			cat /proc/$rm_pid/stack
-			echo w >/proc/sysrq-trigger
+			stall_report
 			nrp_fail "$1: rdma link delete $used hung (blocked tasks in the kernel log)"
 		fi
 		nrp_nap 0.1
@@ -179,7 +193,9 @@ for m in allocated admin io-queues io-connect; do
 	nrp_dmesg_mark
 	nvme connect -t "$NRP_TRANSPORT" -a "$NRP_TGT_IP4" -s "$NRP_PORT" -n "$NRP_SUBNQN" \
 		--nr-io-queues=2 --nr-write-queues=2 --nr-poll-queues=2 \
-		--reconnect-delay=1 --ctrl-loss-tmo=5 >/tmp/nrp-rm-connect.out 2>&1 &
+		--reconnect-delay=1 --ctrl-loss-tmo=5 >/tmp/nrp-rm-connect.out 2>&1 {rm_fd}>&- &
+	# (not holding the removal's pipe: rdma ends at its end of input, and a
+	# connect that kept it open made the removal look as long as itself)
 	cpid=$!
 	end=$((SECONDS + 60 * NRP_SLOW))
 	until moment $m; do
@@ -192,11 +208,12 @@ for m in allocated admin io-queues io-connect; do
 	remove_now "connect at $m"
 	end=$((SECONDS + 120))
 	while kill -0 $cpid 2>/dev/null; do
-		[ $SECONDS -le $end ] || nrp_fail "connect at $m: nvme connect hung after the removal"
+		[ $SECONDS -le $end ] || { stall_report; nrp_fail "connect at $m: nvme connect hung after the removal"; }
 		nrp_nap 0.1
 	done
 	wait $cpid
 	rc=$?
+	cpid=
 	log=$(nrp_dmesg_since)
 	# the connect's outcome, from the log as from nvme-cli's exit code
 	if echo "$log" | grep -q "new ctrl: NQN \"$NRP_SUBNQN\""; then
