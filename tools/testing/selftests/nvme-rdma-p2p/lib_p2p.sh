@@ -117,6 +117,30 @@ nrp_p2p_user_require() {
 		nrp_skip "Linux $(uname -r) has no user-space P2PDMA: no $NRP_GPU_PCI/p2pmem/allocate (user mappings of P2P memory and FOLL_PCI_P2PDMA came in 6.2)"
 }
 
+# Whether this kernel lets user space map P2P memory and do O_DIRECT from
+# it (6.2 and later). Asked of the kernel's symbols, not of the sysfs file:
+# p2pmem/allocate only appears once a driver published its BAR, so before
+# nrp_gpu_setup it is missing on every kernel.
+nrp_p2p_user_capable() {
+	grep -qw p2pmem_alloc_mmap /proc/kallsyms
+}
+
+# Bind the GPU stand-in for a checkpoint through a head disk: written from
+# user space (p2p-checkpoint --user, the published pool: the stand-in keeps
+# 16 MiB of its BAR) where the kernel allows it, else by the in-kernel
+# mover. Leaves NRP_CKPT_USER 1 or empty.
+nrp_gpu_setup_ckpt() {
+	NRP_CKPT_USER=
+	if ! nrp_p2p_user_capable; then
+		nrp_gpu_setup
+		return
+	fi
+	NRP_CKPT_USER=1
+	NRP_GPU_ARGS=window_mb=16 nrp_gpu_setup
+	[ -e "$NRP_GPU_PCI/p2pmem/allocate" ] ||
+		nrp_fail "Linux $(uname -r) maps P2P memory for user space, but $NRP_GPU_PCI has no p2pmem/allocate after the stand-in was bound"
+}
+
 # The user-space P2P fixture: nrp_p2p_setup (same arguments) with the GPU
 # stand-in keeping only 16 MiB for itself, so that the rest of its BAR is
 # the published pool that p2p-checkpoint --user maps.

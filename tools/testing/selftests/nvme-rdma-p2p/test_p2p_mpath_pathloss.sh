@@ -25,11 +25,8 @@ nrp_p2p_require
 nrp_nvme_core_multipath Y
 user=
 nrp_gpu_find || nrp_skip "no QEMU ivshmem device to play the GPU (run-guest.sh --gpu-mem)"
-if [ -e "$NRP_GPU_PCI/p2pmem/allocate" ]; then
-	user=1
-	NRP_GPU_ARGS=window_mb=16
-fi
-nrp_gpu_setup
+nrp_gpu_setup_ckpt
+user=$NRP_CKPT_USER
 nrp_rdma_setup "${NRP_RDMA_TYPE:-rxe}"
 nrp_backing_dev ram $((mib + 16))
 nrp_nvmet_setup "$NRP_DEV"

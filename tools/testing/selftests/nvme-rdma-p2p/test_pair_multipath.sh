@@ -27,11 +27,8 @@ p2p= user=
 if grep -qw pci_p2pdma_add_resource /proc/kallsyms; then
 	p2p=1
 	nrp_gpu_find || nrp_fail "no GPU stand-in in the host guest (run-pair.sh gives it one)"
-	if [ -e "$NRP_GPU_PCI/p2pmem/allocate" ]; then
-		user=1
-		NRP_GPU_ARGS=window_mb=16
-	fi
-	nrp_gpu_setup
+	nrp_gpu_setup_ckpt
+	user=$NRP_CKPT_USER
 fi
 nrp_rdma_nic_setup "${NRP_RDMA_TYPE:-rxe}"
 out=$(nrp_pair_ctl wait-target 300) || nrp_fail "no target guest: $out"
@@ -96,9 +93,10 @@ for _ in $(seq $((3000 * NRP_SLOW))); do
 done
 kill -0 $ck 2>/dev/null || nrp_fail "the checkpoint ended before link 2 could be cut: $(tail -n 3 $log)"
 pre1=$(($(moved "$p1") - m1)) pre2=$(($(moved "$p2") - m2))
+# before the pull: a pull that fails half-way (one side off) is undone too
+nrp_cleanup_push "nrp_pair_ctl link on both 2"
 out=$(nrp_pair_ctl link off both 2) || nrp_fail "cannot pull link 2: $out"
 t0=$(nrp_now)
-nrp_cleanup_push "nrp_pair_ctl link on both 2"
 tleft=
 for _ in $(seq $((600 * NRP_SLOW))); do
 	[ "$(nrp_ctrl_state "$c2")" != live ] && { tleft=$(nrp_secs "$t0" "$(nrp_now)"); break; }
