@@ -645,8 +645,9 @@ nrp_assert_no_ctrls() {
 
 # --- two guests (tools/vm/run-pair.sh) ------------------------------------
 # run-pair.sh gives each guest NRP_PAIR_ROLE (host or target), NRP_PAIR_CTL
-# (the directory its requests go through), NRP_PAIR_MAC (its NIC) and the
-# link's addresses (NRP_TGT_IP4, NRP_HOST_IP4, ...).
+# (the directory its requests go through), NRP_PAIR_MAC and NRP_PAIR_MAC2
+# (its NICs on links 1 and 2) and the links' addresses (NRP_TGT_IP4,
+# NRP_HOST_IP4, NRP_TGT2_IP4, NRP_HOST2_IP4, ...).
 
 nrp_pair_need() {
 	[ "${NRP_PAIR_ROLE:-}" = "$1" ] ||

@@ -6,9 +6,9 @@
 #
 #   port-off / port-on      unlink / link the subsystem on the nvmet port
 #                           (the target stops listening, queues drop)
-#   nvmet-stop / nvmet-start   the port off and nvmet-rdma unloaded / loaded
-#                           and the port on again (a target restart whose
-#                           namespace keeps its data)
+#   nvmet-stop / nvmet-start   the ports off and nvmet-rdma unloaded / loaded
+#                           and the ports on again (a target restart whose
+#                           namespace keeps its data; port 2 only if it was)
 #   auth HOSTNQN KEY [CKEY [DHGROUP]]
 #                           only HOSTNQN may connect, and it must
 #                           authenticate with DH-HMAC-CHAP secret KEY (and
@@ -78,12 +78,26 @@ path2_on() {
 }
 # The soft RDMA device goes first, so that the port's listener goes with
 # it (nrp_drop_listener says why).
+# The device also when the port never came (path2-on failed after it).
 path2_off() {
 	local d=$cfs/ports/2
+	nrp_drop_listener "$NRP_TGT2_IP4" || return 1
 	[ -d "$d" ] || return 0
-	nrp_drop_listener "$NRP_TGT2_IP4" &&
 	rm -f "$d/subsystems/$NRP_SUBNQN" &&
 	rmdir "$d"
+}
+
+# A target restart takes both ports and brings back what was on: nvmet-rdma
+# cannot unload while port 2 is enabled.
+path2_was=
+nvmet_stop() {
+	path2_was=
+	[ -e "$cfs/ports/2/subsystems/$NRP_SUBNQN" ] && path2_was=1
+	path2_off && port_off && modprobe -r nvmet-rdma
+}
+nvmet_start() {
+	modprobe nvmet-rdma && port_on || return 1
+	[ -z "$path2_was" ] || path2_on
 }
 
 # One command; its output is the answer.
@@ -91,8 +105,8 @@ serve() {
 	case $1 in
 	port-off)	port_off ;;
 	port-on)	port_on ;;
-	nvmet-stop)	port_off && modprobe -r nvmet-rdma ;;
-	nvmet-start)	modprobe nvmet-rdma && port_on ;;
+	nvmet-stop)	nvmet_stop ;;
+	nvmet-start)	nvmet_start ;;
 	auth)		shift; nrp_nvmet_auth_host "$@" ;;
 	any-host)	nrp_nvmet_allow_hosts ;;
 	path2-on)	path2_on ;;
