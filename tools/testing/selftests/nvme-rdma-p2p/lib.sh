@@ -62,6 +62,17 @@ nrp_pass() { exit $KSFT_PASS; }
 exec {_nrp_nap_fd}<> <(:)
 nrp_nap() { read -r -t "$1" -u "$_nrp_nap_fd" _; return 0; }
 
+# Whether process $1 still runs. Not kill -0: that succeeds on a zombie,
+# and bash does not always reap a background child while a loop runs only
+# builtins (a CI run waited 150 s on an rdma that had ended at once, and
+# /proc called it Z). Builtins only: /proc/PID/stat is "PID (comm) STATE ...".
+nrp_running() {
+	local st
+	{ read -r st <"/proc/$1/stat"; } 2>/dev/null || return 1
+	st=${st##*) }
+	[ "${st%% *}" != Z ]
+}
+
 # Run a command; fail the test with its output when it fails.
 nrp_must() {
 	local out
@@ -547,7 +558,7 @@ nrp_wait_writing() {
 	nrp_read_stat "$ctrl" commands || return 1
 	c0=$NRP_VAL
 	while [ $SECONDS -le $end ]; do
-		kill -0 "$pid" 2>/dev/null || return 2
+		nrp_running "$pid" || return 2
 		nrp_read_stat "$ctrl" commands || return 1
 		read -r r NRP_INFLIGHT <"$f" || return 1
 		[ $((NRP_VAL - c0)) -ge "$n" ] && [ "$NRP_INFLIGHT" -gt 0 ] && return 0
@@ -770,7 +781,7 @@ nrp_pair_fault_io() {
 	fio_pid=$!
 	nrp_cleanup_push "kill $fio_pid"
 	sleep 3
-	kill -0 $fio_pid 2>/dev/null ||
+	nrp_running $fio_pid ||
 		nrp_fail "fio ended before the fault; raise NRP_PAIR_FIO_MB ($mib): $(cat $log)"
 	out=$(nrp_pair_ctl "$fault") || nrp_fail "'$fault' failed: $out"
 	t0=$(nrp_now)
@@ -781,7 +792,7 @@ nrp_pair_fault_io() {
 		sleep 0.2
 	done
 	[ -n "$td" ] || nrp_fail "$ctrl stayed live through ${secs}s of '$fault'"
-	kill -0 $fio_pid 2>/dev/null ||
+	nrp_running $fio_pid ||
 		nrp_fail "fio ended during '$fault' (I/O failed instead of waiting): $(tail -n 5 $log)"
 	out=$(nrp_pair_ctl "$repair") || nrp_fail "'$repair' failed: $out"
 	t1=$(nrp_now)

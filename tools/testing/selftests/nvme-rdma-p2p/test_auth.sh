@@ -218,7 +218,7 @@ done
 echo 0 >$E/enable
 reauth_done ||
 	nrp_fail "not every one of $nq queues re-authenticated (qid, messages): $(auth_msgs | paste -sd, -)"
-kill -0 $fio_pid 2>/dev/null ||
+nrp_running $fio_pid ||
 	nrp_fail "fio ended before the re-authentication did: it was not under I/O"
 echo "re-authentication messages per queue (qid, messages): $(auth_msgs | paste -sd, -), fio still writing"
 nrp_dmesg_wait "$ctrl: qid 0: authenticated with hash hmac(sha256) dhgroup ffdhe2048" 10 ||

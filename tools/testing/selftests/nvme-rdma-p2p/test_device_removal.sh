@@ -125,11 +125,11 @@ stall_report() {
 # Start it, wait up to 150 s for it to return; fail when it fails or hangs.
 remove_now() { # WHAT
 	local end=$((SECONDS + 150)) t0=$EPOCHREALTIME
-	kill -0 $rm_pid 2>/dev/null || nrp_fail "$1: rdma ended before the removal: $(cat /tmp/nrp-rm.out)"
+	nrp_running $rm_pid || nrp_fail "$1: rdma ended before the removal: $(cat /tmp/nrp-rm.out)"
 	echo "nrp-test: removing $used" >/dev/kmsg
 	echo "link delete $used" >&$rm_fd
 	exec {rm_fd}>&-
-	while kill -0 $rm_pid 2>/dev/null; do
+	while nrp_running $rm_pid; do
 		if [ $SECONDS -gt $end ]; then
 			stall_report
 			nrp_fail "$1: rdma link delete $used hung (blocked tasks in the kernel log)"
@@ -199,7 +199,7 @@ for m in allocated admin io-queues io-connect; do
 	cpid=$!
 	end=$((SECONDS + 60 * NRP_SLOW))
 	until moment $m; do
-		kill -0 $cpid 2>/dev/null || break
+		nrp_running $cpid || break
 		[ $SECONDS -le $end ] || break
 		nrp_nap 0.01
 	done
@@ -207,7 +207,7 @@ for m in allocated admin io-queues io-connect; do
 	moment $m && reached=yes && echo "nrp-test: connect at $m" >/dev/kmsg
 	remove_now "connect at $m"
 	end=$((SECONDS + 120))
-	while kill -0 $cpid 2>/dev/null; do
+	while nrp_running $cpid; do
 		[ $SECONDS -le $end ] || { stall_report; nrp_fail "connect at $m: nvme connect hung after the removal"; }
 		nrp_nap 0.1
 	done

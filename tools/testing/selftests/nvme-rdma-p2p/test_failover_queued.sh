@@ -58,11 +58,11 @@ nrp_cleanup_push "kill $fio_pid"
 # 30 tags: the rest wait for tags)
 for _ in $(seq $((300 * NRP_SLOW))); do
 	[ "$(nrp_path_inflight "$p2")" -ge 12 ] && [ "$(nrp_path_ios "$p1")" -gt 100 ] && break
-	kill -0 $fio_pid 2>/dev/null || break
+	nrp_running $fio_pid || break
 	sleep 0.1
 done
 q=$(nrp_path_inflight "$p2")
-kill -0 $fio_pid 2>/dev/null || nrp_fail "fio ended before the port went away"
+nrp_running $fio_pid || nrp_fail "fio ended before the port went away"
 [ "$q" -ge 12 ] || nrp_fail "path 2 never had its tags taken ($q in flight)"
 echo "path 2: $q in flight of its 15 I/O tags; fio 256 deep"
 
@@ -83,11 +83,11 @@ left=$(nrp_path_inflight "$p2")
 echo "port 2 away: $c2 left live after ${tleft}s, path 2 empty after ${tdrain}s"
 # fio finishes over path 1 alone, port 2 still away
 for _ in $(seq $((1200 * NRP_SLOW))); do
-	kill -0 $fio_pid 2>/dev/null || break
+	nrp_running $fio_pid || break
 	sleep 0.1
 done
 tfio=$(nrp_secs "$t0" "$(nrp_now)")
-kill -0 $fio_pid 2>/dev/null && nrp_fail "fio did not finish in ${tfio}s with port 2 away"
+nrp_running $fio_pid && nrp_fail "fio did not finish in ${tfio}s with port 2 away"
 wait $fio_pid || { tail -n 20 /tmp/failover-fio.log; nrp_fail "fio failed across the failover"; }
 grep -q 'verify: bad' /tmp/failover-fio.log && nrp_fail "data corrupted across the failover"
 [ "$(nrp_ctrl_state "$c2")" != live ] || nrp_fail "$c2 live again before the port came back"

@@ -180,10 +180,10 @@ for mode in $modes; do
 	echo "  $mode: controllers deleted, stopping the target"
 	kill -TERM $tpid 2>/dev/null
 	for ((i = 0; i < 100; i++)); do
-		kill -0 $tpid 2>/dev/null || break
+		nrp_running $tpid || break
 		sleep 0.1
 	done
-	kill -0 $tpid 2>/dev/null && { sub_fail "the target does not end"; kill -KILL $tpid; }
+	nrp_running $tpid && { sub_fail "the target does not end"; kill -KILL $tpid; }
 	wait $tpid
 	trc=$?
 	[ $trc = 0 ] || sub_fail "the target exited with $trc: $(tail -n 3 $log)"

@@ -76,7 +76,7 @@ nrp_cleanup_push "kill $fpid 2>/dev/null"
 sleep 2
 txt=$("$STAT" -i 1 -c 2 "$ctrl") || nrp_fail "nrp-stat -i 1 -c 2 failed"
 js=$("$STAT" -i 1 -c 2 --json "$ctrl") || nrp_fail "nrp-stat -i 1 -c 2 --json failed"
-kill -0 $fpid 2>/dev/null || nrp_fail "background fio ended before the measurement did"
+nrp_running $fpid || nrp_fail "background fio ended before the measurement did"
 kill $fpid
 wait $fpid 2>/dev/null
 echo "$txt"

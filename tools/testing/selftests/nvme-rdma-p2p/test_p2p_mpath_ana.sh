@@ -63,10 +63,10 @@ ck=$!
 nrp_cleanup_push "kill $ck"
 for _ in $(seq $((1200 * NRP_SLOW))); do
 	[ $(($(nrp_stat "$c1" p2p_bytes_mapped) - b1)) -ge $((mib << 18)) ] && break
-	kill -0 $ck 2>/dev/null || break
+	nrp_running $ck || break
 	sleep 0.1
 done
-kill -0 $ck 2>/dev/null || nrp_fail "the checkpoint ended before the ANA change: $(tail -n 3 $log)"
+nrp_running $ck || nrp_fail "the checkpoint ended before the ANA change: $(tail -n 3 $log)"
 [ "$(nrp_stat "$c2" p2p_bytes_mapped)" = "$b2" ] ||
 	nrp_fail "P2P went over the non-optimized path before the change"
 t0=$(nrp_now)

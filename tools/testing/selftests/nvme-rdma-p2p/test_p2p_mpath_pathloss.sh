@@ -60,10 +60,10 @@ nrp_cleanup_push "kill $ck"
 # cut path 2 once a quarter of the write went over it
 for _ in $(seq $((1200 * NRP_SLOW))); do
 	[ $(($(pstat "$c2" p2p_bytes_mapped) - b2)) -ge $((mib << 18)) ] && break
-	kill -0 $ck 2>/dev/null || break
+	nrp_running $ck || break
 	sleep 0.1
 done
-kill -0 $ck 2>/dev/null || nrp_fail "the checkpoint ended before path 2 could be cut: $(tail -n 3 $log)"
+nrp_running $ck || nrp_fail "the checkpoint ended before path 2 could be cut: $(tail -n 3 $log)"
 t0=$(nrp_now)
 nrp_port_off 2 || nrp_fail "cannot take port 2 away"
 nrp_cleanup_push "nrp_port_on 2"
@@ -74,7 +74,7 @@ echo "port 2 away $(nrp_secs "$t0" "$(nrp_now)")s: $c2 $(nrp_ctrl_state "$c2")"
 a1=$(pstat "$c1" p2p_bytes_mapped)
 for _ in $(seq $((600 * NRP_SLOW))); do
 	[ $(($(pstat "$c1" p2p_bytes_mapped) - a1)) -ge $((32 << 20)) ] && break
-	kill -0 $ck 2>/dev/null || break
+	nrp_running $ck || break
 	sleep 0.1
 done
 nrp_port_on 2 || nrp_fail "cannot give port 2 back"

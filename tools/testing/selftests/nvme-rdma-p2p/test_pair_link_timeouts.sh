@@ -23,10 +23,10 @@ dd_start() {
 dd_must_fail() {
 	local i rc=0
 	for ((i = 0; i < $1 * 5; i++)); do
-		kill -0 "$dd_pid" 2>/dev/null || break
+		nrp_running "$dd_pid" || break
 		sleep 0.2
 	done
-	kill -0 "$dd_pid" 2>/dev/null && nrp_fail "I/O still pending $1 s after the link went down (hang)"
+	nrp_running "$dd_pid" && nrp_fail "I/O still pending $1 s after the link went down (hang)"
 	wait "$dd_pid" || rc=$?
 	[ "$rc" != 0 ] || nrp_fail "dd succeeded with the link down"
 	dd_secs=$(nrp_secs "$2" "$(nrp_now)")
@@ -42,7 +42,7 @@ ctrl=$NRP_CTRL
 dev=$(nrp_ns_dev "$ctrl") || nrp_fail "no namespace"
 dd_start "$dev"
 sleep 2
-kill -0 $dd_pid 2>/dev/null || nrp_fail "dd ended before the link went down: $(cat /tmp/nrp-dd.err)"
+nrp_running $dd_pid || nrp_fail "dd ended before the link went down: $(cat /tmp/nrp-dd.err)"
 out=$(nrp_pair_ctl link off both) || nrp_fail "link off: $out"
 t0=$(nrp_now)
 dd_must_fail 60 "$t0"
@@ -66,7 +66,7 @@ nrp_connect --reconnect-delay=1 --ctrl-loss-tmo=8 --keep-alive-tmo=5; ctrl=$NRP_
 dev=$(nrp_ns_dev "$ctrl") || nrp_fail "no namespace"
 dd_start "$dev"
 sleep 2
-kill -0 $dd_pid 2>/dev/null || nrp_fail "dd ended before the link went down: $(cat /tmp/nrp-dd.err)"
+nrp_running $dd_pid || nrp_fail "dd ended before the link went down: $(cat /tmp/nrp-dd.err)"
 out=$(nrp_pair_ctl link off both) || nrp_fail "link off: $out"
 t0=$(nrp_now)
 dd_must_fail 120 "$t0"

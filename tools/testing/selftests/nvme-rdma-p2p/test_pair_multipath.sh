@@ -88,10 +88,10 @@ nrp_cleanup_push "kill $ck"
 # the cable goes once a quarter of the write went over path 2
 for _ in $(seq $((3000 * NRP_SLOW))); do
 	[ $(($(moved "$p2") - m2)) -ge $((mib << 18)) ] && break
-	kill -0 $ck 2>/dev/null || break
+	nrp_running $ck || break
 	sleep 0.1
 done
-kill -0 $ck 2>/dev/null || nrp_fail "the checkpoint ended before link 2 could be cut: $(tail -n 3 $log)"
+nrp_running $ck || nrp_fail "the checkpoint ended before link 2 could be cut: $(tail -n 3 $log)"
 pre1=$(($(moved "$p1") - m1)) pre2=$(($(moved "$p2") - m2))
 # before the pull: a pull that fails half-way (one side off) is undone too
 nrp_cleanup_push "nrp_pair_ctl link on both 2"
@@ -113,7 +113,7 @@ echo "link 2 pulled: $c2 left live after ${tleft}s ($(nrp_ctrl_state "$c2"))"
 a1=$(moved "$p1") a2=$(moved "$p2")
 for _ in $(seq $((3000 * NRP_SLOW))); do
 	[ $(($(moved "$p1") - a1)) -ge $((mib << 17)) ] && break
-	kill -0 $ck 2>/dev/null || break
+	nrp_running $ck || break
 	sleep 0.1
 done
 [ $(($(moved "$p1") - a1)) -gt 0 ] || nrp_fail "nothing moved over path 1 with link 2 pulled"

@@ -27,10 +27,10 @@ nrp_cleanup_push "kill $fio_pid"
 # and the fault never fired.
 for _ in $(seq 100); do
 	[ "$(nrp_delta frwr_registrations)" -gt 16 ] && break
-	kill -0 "$fio_pid" 2>/dev/null || break
+	nrp_running "$fio_pid" || break
 	sleep 0.1
 done
-kill -0 "$fio_pid" 2>/dev/null ||
+nrp_running "$fio_pid" ||
 	nrp_fail "fio ended before the fault could be armed: $(nrp_delta frwr_registrations) registrations"
 echo 1 >"$NRP_DEBUGFS/$ctrl/fault_post"
 wait $fio_pid || { cat /tmp/nrp-fio-postfail.log; nrp_fail "fio failed across the refused post"; }

@@ -35,10 +35,10 @@ nrp_cleanup_push "kill $fio_pid"
 c0=$(nrp_data_cmds "$ctrl")
 for _ in $(seq $((150 * NRP_SLOW))); do
 	[ $(($(nrp_data_cmds "$ctrl") - c0)) -gt 256 ] && break
-	kill -0 $fio_pid 2>/dev/null || break
+	nrp_running $fio_pid || break
 	sleep 0.2
 done
-kill -0 $fio_pid 2>/dev/null || nrp_fail "fio ended before the reset: $(tail -n 3 /tmp/qshrink-fio.log)"
+nrp_running $fio_pid || nrp_fail "fio ended before the reset: $(tail -n 3 /tmp/qshrink-fio.log)"
 [ $(($(nrp_data_cmds "$ctrl") - c0)) -gt 256 ] || nrp_fail "fio is not running deep"
 echo 16 >"$NRP_DEBUGFS/$ctrl/fault_queue_size" || nrp_fail "no fault_queue_size"
 nrp_dmesg_mark
@@ -49,12 +49,12 @@ nrp_wait_state "$ctrl" $((30 * NRP_SLOW)) || nrp_fail "$ctrl not live after the 
 nrp_expect "I/O queue depth after the reset" "$(limit io_queue_depth)" 16
 nrp_expect "tags the queue must take (the tag set's)" "$(limit io_queue_tags)" "$depth0"
 held=$(nrp_delta queue_full_requeues)
-kill -0 $fio_pid 2>/dev/null || nrp_fail "fio ended with the reset: $(tail -n 3 /tmp/qshrink-fio.log)"
+nrp_running $fio_pid || nrp_fail "fio ended with the reset: $(tail -n 3 /tmp/qshrink-fio.log)"
 # the deep I/O goes on over the shallow queue
 c1=$(nrp_data_cmds "$ctrl")
 for _ in $(seq $((150 * NRP_SLOW))); do
 	[ $(($(nrp_data_cmds "$ctrl") - c1)) -gt 256 ] && break
-	kill -0 $fio_pid 2>/dev/null || break
+	nrp_running $fio_pid || break
 	sleep 0.2
 done
 wait $fio_pid || { tail -n 20 /tmp/qshrink-fio.log; nrp_fail "fio failed across the shrink"; }

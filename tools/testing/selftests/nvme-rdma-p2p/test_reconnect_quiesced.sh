@@ -48,7 +48,7 @@ n1=$(nrp_stat "$ctrl" not_ready)
 a1=$(nrp_stat "$ctrl" reconnect_attempts)
 echo "6 s of reconnecting ($((a1 - a0)) attempts): $((n1 - n0)) dispatches turned away"
 [ $((a1 - a0)) -ge 1 ] || nrp_fail "no reconnect attempt in 6 s"
-kill -0 $dd_pid 2>/dev/null || nrp_fail "the read ended while the target was gone"
+nrp_running $dd_pid || nrp_fail "the read ended while the target was gone"
 [ $((n1 - n0)) -le 10 ] ||
 	nrp_fail "$((n1 - n0)) dispatches in 6 s: queued I/O spins while reconnecting"
 port_on || nrp_fail "cannot re-enable the target port"

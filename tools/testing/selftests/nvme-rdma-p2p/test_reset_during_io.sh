@@ -32,7 +32,7 @@ for i in 1 2 3; do
 	echo 1 >"/sys/class/nvme/$ctrl/reset_controller" || nrp_fail "reset #$i failed"
 	nrp_wait_state "$ctrl" 30 || nrp_fail "$ctrl not live 30 s after reset #$i ($(nrp_ctrl_state "$ctrl"))"
 	# I/O waits out a reset: fio cannot have ended in between
-	kill -0 $fio_pid 2>/dev/null ||
+	nrp_running $fio_pid ||
 		nrp_fail "fio ended during reset #$i: $(tail -n 3 $log)"
 	echo "reset #$i with $NRP_INFLIGHT writes in flight: $ctrl live again, fio still running"
 done

@@ -101,7 +101,7 @@ nrp_wait_stat "$ctrl" reconnect_attempts $((att0 + 3)) $((3 * delay + 30)) ||
 # the third attempt is counted when it starts: let it end and be logged
 nrp_dmesg_wait "nvme $ctrl: Failed reconnect attempt 3:" 30 ||
 	nrp_fail "attempt 3 was counted but never logged as failed"
-kill -0 $fio_pid 2>/dev/null ||
+nrp_running $fio_pid ||
 	nrp_fail "fio ended while the target was away (queued I/O failed): $(tail -n 3 $log)"
 [ "$(nrp_ctrl_state "$ctrl")" = connecting ] ||
 	nrp_fail "$ctrl $(nrp_ctrl_state "$ctrl") while the target is away"

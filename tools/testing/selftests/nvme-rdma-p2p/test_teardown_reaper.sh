@@ -35,10 +35,10 @@ for i in 1 2 3 4; do
 	w0=$(nrp_stat "$ctrl" send_completion_waits)
 	for _ in $(seq $((150 * NRP_SLOW))); do
 		[ $(($(nrp_stat "$ctrl" send_completion_waits) - w0)) -gt 32 ] && break
-		kill -0 $fio_pid 2>/dev/null || break
+		nrp_running $fio_pid || break
 		sleep 0.2
 	done
-	kill -0 $fio_pid 2>/dev/null || break
+	nrp_running $fio_pid || break
 	[ $(($(nrp_stat "$ctrl" send_completion_waits) - w0)) -gt 32 ] ||
 		nrp_fail "reset $i: the reaper is not running ($(($(nrp_stat "$ctrl" send_completion_waits) - w0)) waits)"
 	echo 1 >"/sys/class/nvme/$ctrl/reset_controller" || nrp_fail "reset $i refused"
