@@ -252,9 +252,12 @@ for m in between-attempts attempt-started; do
 	nrp_dmesg_wait "$ctrl: Failed reconnect attempt" 20 ||
 		nrp_fail "reconnect at $m: no failed reconnect attempt 20 s after the target went away"
 	if [ $m = attempt-started ]; then
+		# the count after the port is on: an attempt counted before
+		# (it counts as it starts) may have started without the port
+		# and failed by the time the removal comes (a CI run's did)
+		port_on
 		nrp_read_stat "$ctrl" reconnect_attempts
 		att=$NRP_VAL
-		port_on
 		end=$((SECONDS + 20))
 		while nrp_read_stat "$ctrl" reconnect_attempts && [ "$NRP_VAL" = "$att" ]; do
 			[ $SECONDS -le $end ] ||
