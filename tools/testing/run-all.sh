@@ -787,12 +787,15 @@ shape_part() { # KERNEL
 	local k=$1 smp tag
 	is_named shape_cpus || return 0
 	for smp in $shape_smps; do
-		# "2,maxcpus=240" reads stock-smp2-max240, "16" stock-smp16
-		tag="$k-smp${smp%%,*}"
-		case $smp in *maxcpus=*)
-			tag+="-max${smp##*maxcpus=}"
-			tag=${tag%%,*} ;;
-		esac
+		# "2,maxcpus=240" reads stock-smp2-max240, "16" stock-smp16,
+		# anything else every character of it (sockets=1 and =2 differ)
+		if [[ $smp =~ ^[0-9]+$ ]]; then
+			tag="$k-smp$smp"
+		elif [[ $smp =~ ^([0-9]+),maxcpus=([0-9]+)$ ]]; then
+			tag="$k-smp${BASH_REMATCH[1]}-max${BASH_REMATCH[2]}"
+		else
+			tag="$k-smp${smp//[^0-9a-z]/_}"
+		fi
 		nrp_log "guest $tag: test_shape_cpus.sh with -smp $smp"
 		timed "guest $tag" suite_run "$tag" "$k" --smp "$smp" \
 			-- tools/testing/selftests/nvme-rdma-p2p/run_tests.sh shape_cpus

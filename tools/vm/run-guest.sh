@@ -132,7 +132,7 @@ fi
 [ -n "$out" ] || out=$(mktemp -d /tmp/nrp-guest.XXXXXX)
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-rm -rf "$out"/{console.log,output.txt,dmesg.txt,kmemleak*.txt,exit-status,splats.txt,known-splats.txt,modules,qemu.pid}
+rm -rf "$out"/{console.log,output.txt,dmesg.txt,dmesg-*.txt,kmemleak*.txt,exit-status,splats.txt,known-splats.txt,modules,qemu.pid}
 
 # Install our modules as "make install" would, with the module index made
 # here: depmod over 9p under TCG takes minutes, natively a second.

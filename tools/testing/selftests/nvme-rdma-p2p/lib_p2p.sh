@@ -119,8 +119,9 @@ nrp_p2p_user_require() {
 
 # Whether this kernel lets user space map P2P memory and do O_DIRECT from
 # it (6.2 and later). Asked of the kernel's symbols, not of the sysfs file:
-# p2pmem/allocate only appears once a driver published its BAR, so before
-# nrp_gpu_setup it is missing on every kernel.
+# p2pmem/allocate only appears once a driver adds its BAR as P2P memory
+# (pci_p2pdma_add_resource), so before nrp_gpu_setup it is missing on
+# every kernel.
 nrp_p2p_user_capable() {
 	grep -qw p2pmem_alloc_mmap /proc/kallsyms
 }

@@ -99,9 +99,15 @@ scrub() {
 # later tests may push it out of the kernel's buffer before the boot ends.
 save_klog() { # NAME
 	[ -d /nrp-job ] && [ -w /nrp-job ] || return 0
-	dmesg | awk -v m="nrp-selftest: start $1\$" \
-		'$0 ~ m { b = ""; f = 1 } f { b = b $0 "\n" } END { printf "%s", b }' \
+	# from the last start line of this name (a list may name a test
+	# twice), compared as a string: two passes, no growing buffer, which
+	# mawk and busybox awk copy on every line
+	dmesg >/tmp/nrp-klog.txt
+	awk -v m="nrp-selftest: start $1" '
+		NR == FNR { if (substr($0, length($0) - length(m) + 1) == m) s = FNR; next }
+		s && FNR >= s' /tmp/nrp-klog.txt /tmp/nrp-klog.txt \
 		>"/nrp-job/dmesg-$1.txt" 2>/dev/null
+	rm -f /tmp/nrp-klog.txt
 }
 
 debug_locks() {
@@ -157,12 +163,14 @@ for t in "${tests[@]}"; do
 		if [ -n "$left" ]; then
 			echo "not ok $n $name # left behind: $(echo "$left" | paste -sd, -), ${dur}s"
 			fail=$((fail + 1))
+			save_klog "$name"
 			continue
 		fi
 		if [ -n "$locks" ] && [ "$locks" != 1 ] && [ "$locks_before" = 1 ]; then
 			echo "not ok $n $name # lockdep turned itself off (debug_locks $locks): see its report in the log, ${dur}s"
 			fail=$((fail + 1))
 			locks_before=$locks
+			save_klog "$name"
 			continue
 		fi
 	fi

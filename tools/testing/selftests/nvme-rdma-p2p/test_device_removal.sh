@@ -109,7 +109,7 @@ arm_removal() {
 # kernel stacks, blocked tasks (sysrq w, into the kernel log), the log.
 stall_report() {
 	local p
-	for p in "$rm_pid:rdma link delete $used" "${cpid:-}:nvme connect"; do
+	for p in "${rm_pid:-}:rdma link delete $used" "${cpid:-}:nvme connect"; do
 		[ -n "${p%%:*}" ] && [ -e "/proc/${p%%:*}" ] || continue
 		echo "${p#*:} (pid ${p%%:*}, $(awk '$1 == "State:" { print $2, $3 }' "/proc/${p%%:*}/status")) waits in:"
 		cat "/proc/${p%%:*}/stack"
@@ -137,6 +137,7 @@ remove_now() { # WHAT
 		nrp_nap 0.1
 	done
 	wait $rm_pid || nrp_fail "$1: rdma link delete $used failed: $(cat /tmp/nrp-rm.out)"
+	rm_pid=
 	rm_secs=$(nrp_secs "$t0" "$EPOCHREALTIME")
 }
 
