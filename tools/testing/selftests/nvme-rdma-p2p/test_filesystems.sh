@@ -17,7 +17,7 @@ one_fs() {
 	xfs)  nrp_must mkfs.xfs -q -f "$dev" ;;
 	esac
 	nrp_must mount "$dev" $mnt
-	nrp_cleanup_push "umount $mnt"
+	nrp_cleanup_push "! mountpoint -q $mnt || umount $mnt"
 	for i in 1 2 3 4; do
 		head -c $((i * 3 * 1048576 + 4097)) /dev/urandom >"$mnt/file$i"
 	done

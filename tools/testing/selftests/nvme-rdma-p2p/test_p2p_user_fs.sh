@@ -49,7 +49,7 @@ mkfs_mount() { # FS DEV
 	ext4) nrp_must mkfs.ext4 -q -F -b 4096 "$2" ;;
 	esac
 	nrp_must mount -t "$1" "$2" $mnt
-	nrp_cleanup_push "umount $mnt"
+	nrp_cleanup_push "! mountpoint -q $mnt || umount $mnt"
 }
 
 umount_check() { # FS DEV
