@@ -28,6 +28,8 @@ modprobe brd rd_nr="$nsubs" rd_size=$((mib * 1024)) || nrp_fail "cannot create $
 nrp_cleanup_push "modprobe -r brd"
 modprobe nvmet-rdma || nrp_fail "cannot load nvmet-rdma"
 nrp_cleanup_push "modprobe -r nvmet-rdma nvmet"
+# as nrp_nvmet_setup: in a boot where no test before mounted it
+[ -d $cfs ] || mount -t configfs configfs /sys/kernel/config || nrp_fail "cannot mount configfs"
 for ((s = 0; s < nsubs; s++)); do
 	d=$cfs/subsystems/$(subnqn $s)
 	mkdir "$d" || nrp_fail "cannot create subsystem $s"
