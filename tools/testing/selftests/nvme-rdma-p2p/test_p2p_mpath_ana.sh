@@ -21,8 +21,6 @@ mib=${NRP_ANA_MIB:-512}
 ana() { echo "$2" >"$NRP_CFS/ports/$1/ana_groups/1/ana_state"; }
 nrp_p2p_require
 nrp_nvme_core_multipath Y
-user=
-nrp_gpu_find || nrp_skip "no QEMU ivshmem device to play the GPU (run-guest.sh --gpu-mem)"
 nrp_gpu_setup_ckpt
 user=$NRP_CKPT_USER
 nrp_rdma_setup "${NRP_RDMA_TYPE:-rxe}"

@@ -23,8 +23,6 @@ mib=${NRP_PATHLOSS_MIB:-1024}
 [ "${NRP_TIER:-}" = check ] && mib=${NRP_PATHLOSS_MIB:-256}
 nrp_p2p_require
 nrp_nvme_core_multipath Y
-user=
-nrp_gpu_find || nrp_skip "no QEMU ivshmem device to play the GPU (run-guest.sh --gpu-mem)"
 nrp_gpu_setup_ckpt
 user=$NRP_CKPT_USER
 nrp_rdma_setup "${NRP_RDMA_TYPE:-rxe}"
