@@ -128,7 +128,10 @@ nrp_flavour_fragments() {
 	p2p)	f="$c/base.config $c/p2p.config"
 		# what one series names differently from the other
 		[ ! -e "$c/p2p-$NRP_SERIES.config" ] || f="$f $c/p2p-$NRP_SERIES.config" ;;
-	debug)	f="$c/base.config $c/debug.config" ;;
+	# the P2PDMA kernel with the checkers (tools/vm/build-kernel.sh
+	# says how it is built)
+	debug)	f=$(nrp_flavour_fragments p2p)
+		f="$f $c/debug.config" ;;
 	*)	nrp_die "unknown guest kernel flavour '$1' (demo, p2p, debug)" ;;
 	esac
 	echo "$f"
@@ -143,7 +146,8 @@ nrp_kernel_key() {
 	local frags
 	frags=$(nrp_flavour_fragments "$1") || exit 1
 	# shellcheck disable=SC2086
-	{ nrp_src_pkgver; cat $frags; echo "recipe $NRP_KERNEL_RECIPE"; } |
+	{ nrp_src_pkgver; cat $frags; echo "recipe $NRP_KERNEL_RECIPE"
+	  [ "$1" != debug ] || echo "KASAN on the modules only"; } |
 		sha256sum | cut -c1-12
 }
 
