@@ -390,12 +390,15 @@ fi
 lane_b=
 trap '[ -z "$builder" ] || kill "$builder" 2>/dev/null; [ -z "$lane_b" ] || kill "$lane_b" 2>/dev/null' EXIT
 building() { in_list "$1" "${bg_kernels[@]}" && [ ! -e "$out/kernel-$1.done" ]; }
-# Wait for the background build of kernel $1; false if it failed.
+# Wait for the background build of kernel $1; false if it failed. The
+# wait is a part of its own, unless $2 is "quiet" (a wait beside a part,
+# not in its lane's way: the stock guest's foreign module).
 need_kernel() {
 	local k=$1 t0=$SECONDS st
 	in_list "$k" "${bg_kernels[@]}" || return 0
 	while [ ! -e "$out/kernel-$k.done" ]; do sleep 5; done
-	[ $((SECONDS - t0)) -gt 0 ] && part_add "waiting: $k" $((SECONDS - t0))
+	[ "${2:-}" = quiet ] || [ $((SECONDS - t0)) = 0 ] ||
+		part_add "waiting: $k" $((SECONDS - t0))
 	read -r st _ <"$out/kernel-$k.done"
 	[ "$st" = 0 ] && return 0
 	tail -n 20 "$out/kernel-$k.log" | sed 's/^/      /'
@@ -727,7 +730,7 @@ guest_part() { # KERNEL TEST...
 		# its kernel is still building: the guest gets it when it is there
 		mkdir -p "$out/guest-$boot"
 		foreign=later
-		( need_kernel "$other" >/dev/null &&
+		( need_kernel "$other" quiet >/dev/null &&
 		  fdir=$("$NRP_TOP/tools/vm/build-module.sh" "$other" 2>"$out/build-$other.log") &&
 		  cp "$fdir/nvme-rdma-p2p.ko" "$out/guest-$boot/foreign.ko.tmp" &&
 		  mv "$out/guest-$boot/foreign.ko.tmp" "$out/guest-$boot/foreign.ko" ) ||
