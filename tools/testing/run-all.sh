@@ -138,9 +138,9 @@ export NRP_TIER=$tier
 # - a376d38 built the 6.1 P2PDMA and the 6.12 debug kernels: the two
 #   builds need about 4000 core-seconds, the whole run about 8900 (74
 #   minutes of both cores);
-# - c153b4d built only the debug kernel, as the P2PDMA kernel with
-#   lockdep, kmemleak and KASAN on the modules, and ran the P2P tests
-#   there: the build took 25 minutes (1950 core-seconds) beside the stock
+# - a trial before 56d6b54 built only the debug kernel, as the P2PDMA
+#   kernel with lockdep, kmemleak and KASAN on the modules, and ran the
+#   P2P tests there: the build took 25 minutes (1950 core-seconds) beside the stock
 #   guest, and the tests ran four times slower than on the p2p kernel
 #   (backends_siw 189 s against 47 s; with kmemleak off and lockdep not
 #   validating, still over 3.5 minutes), about 90 minutes for the boot.
@@ -360,11 +360,11 @@ nrp_log "results in $out (tier $tier)"
 # kernel waits for it (need_kernel). The build is on the cold run's
 # longest path (build, then the p2p guest), so it runs at the guests'
 # priority, the host tests a little below: at the lowest priority (the
-# earlier order) cold runs at a376d38 and fa9a2a5 gave the build half a
-# core, as much as the host tests had, so that the guest waiting for it
-# could only start after 40 minutes; at c153b4d, with the host tests at
-# nice 15, the build took 25 minutes but the host tests had done 100
-# core-seconds of their 1100 in 29.
+# earlier order) cold runs at a376d38 and in a trial before 56d6b54 gave
+# the build half a core, as much as the host tests had, so that the guest
+# waiting for it could only start after 40 minutes; in a second trial,
+# with the host tests at nice 15, the build took 25 minutes but the host
+# tests had done 100 core-seconds of their 1100 in 29.
 bg_kernels=()
 for k in $kernels; do
 	# Debian's own kernels (stock, stock-6.12) come with the set-up
@@ -490,7 +490,8 @@ is_named() { [ ${#named[@]} = 0 ] || in_list "$1" "${named[@]}"; }
 
 # The transport tests once more over siw (soft iWARP), in the same boot as
 # the rxe pass, on the kernels of NRP_SIW_KERNELS (default: the P2PDMA
-# kernels; the stock kernel has no siw). The check tier runs the transport tests; the full
+# kernels; the stock kernel has no siw). The check tier runs the transport
+# tests; the full
 # tier all tests that use an RDMA device. Never target_restart: over siw
 # the target's cleanup after it (removing the nvmet port, which destroys
 # the iWARP listener) sometimes never returns in the guest; the same hang
@@ -702,7 +703,7 @@ guest_part() { # KERNEL TEST...
 		[ ${#tests[@]} = 0 ] && return 0
 	fi
 	# Tests take longer on the debug kernel (about seven times with the
-	# whole kernel under KASAN, as built until fa9a2a5): a test's limit
+	# whole kernel under KASAN, as built until 56d6b54): a test's limit
 	# there is 40 minutes, not run_tests.sh's default 10.
 	[[ $k == debug* ]] && limit=(-t 2400)
 	if in_list "$k" "$siw_kernels"; then

@@ -91,7 +91,8 @@ nrp_log "building $flavour kernel (make -j$jobs, ${total:-an unknown number of} 
 # layer's and PCI P2PDMA's own code, core mem*() calls), and globals and
 # stack frames of the core. Why: with the whole kernel instrumented, the
 # guests ran about seven times slower under TCG than on the p2p kernel;
-# this way about four times (the P2P tests, measured at c153b4d).
+# this way about four times (the P2P tests, measured in a
+# check-tier trial before 56d6b54).
 build_steps() {
 	if [ "$flavour" = debug ]; then
 		make -C "$src" O="$obj" -j"$jobs" KASAN_SANITIZE=n bzImage &&

@@ -41,7 +41,7 @@ pagemap = os.open("/proc/self/pagemap", os.O_RDONLY)
 # MAXSEG pages of a buffer, no one of them physically next to the one
 # before it: the block layer merges a page with the one that follows it
 # in memory into one segment. Virtual distance proves nothing (every
-# other page of a buffer merged in a cold make check at eb7e011: the
+# other page of a buffer merged in a cold make check at 56d6b54: the
 # allocator had handed out the touched pages back to back), so the
 # pages' frame numbers are read from /proc/self/pagemap (root sees them).
 def apart_pages(npages=4 * MAXSEG):
