@@ -166,7 +166,7 @@ debug_tests=${NRP_DEBUG_TESTS:-$debug_default}
 # checkers): what needs the stock kernel's or DKMS's own modules
 # (pi_namespace's scsi_debug, the package and DKMS tests), and the tests
 # of guests of their own. They run on the other kernels.
-debug_lacks="pi_namespace dkms_load many_ctrls shape_cpus deb_install deb_upgrade"
+debug_lacks="pi_namespace dkms_load many_ctrls shape_cpus shape_fabric deb_install deb_upgrade"
 # nvme_core multipath (run-guest.sh --multipath) of the P2PDMA kernels'
 # boots: the suite passes both ways, so each series' P2P tests run one way
 # in one tier and the other way in the other. The debug kernel runs N
@@ -666,9 +666,9 @@ guest_part() { # KERNEL TEST...
 		for t in "$NRP_TOP"/tools/testing/selftests/nvme-rdma-p2p/test_*.sh; do
 			t=$(basename "$t" .sh)
 			t=${t#test_}
-			# shape_cpus and nrp_check_topology run in guests of
+			# shape_* and nrp_check_topology run in guests of
 			# their own (shape_part, topology_part)
-			case $t in pair_* | shape_cpus | nrp_check_topology) continue ;; esac
+			case $t in pair_* | shape_* | nrp_check_topology) continue ;; esac
 			# the check tier leaves out what only the full tier runs
 			[ "$tier" = check ] && [ $# = 0 ] && in_list "$t" "${full_only[@]}" && continue
 			[ "$tier/$k" = check/stock ] && [ $# = 0 ] && in_list "$t" "${p2p_only[@]}" && continue
@@ -823,7 +823,9 @@ pair_part() { # KERNEL ALL-TESTS-NAMED?
 	timed "pair $k" pair_run "$k" "${ptests[@]}"
 }
 
-# The GPU server's shape (issue 27): test_shape_cpus.sh in guests of more
+# The GPU server's shape (issue 27): test_shape_cpus.sh (a queue of each
+# kind per CPU) and test_shape_fabric.sh (16 controllers, two paths to each
+# of 8 subsystems, multipath=Y, a path lost under I/O) in guests of more
 # CPUs than the suite's two. The check tier boots the stock kernel with 240
 # possible CPUs (two online: nr_cpu_ids as on a 224-thread host, sizing
 # every per-controller structure by it); the full tier also with 16 online
@@ -833,8 +835,11 @@ shape_default="2,maxcpus=240"
 [ "$tier" = full ] && shape_default="2,maxcpus=240 16"
 shape_smps=${NRP_SHAPE_SMP-$shape_default}
 shape_part() { # KERNEL
-	local k=$1 smp tag
-	is_named shape_cpus || return 0
+	local k=$1 smp tag t stests=()
+	for t in shape_cpus shape_fabric; do
+		is_named "$t" && stests+=("$t")
+	done
+	[ ${#stests[@]} -gt 0 ] || return 0
 	for smp in $shape_smps; do
 		# "2,maxcpus=240" reads stock-smp2-max240, "16" stock-smp16,
 		# anything else every character of it (sockets=1 and =2 differ)
@@ -845,9 +850,9 @@ shape_part() { # KERNEL
 		else
 			tag="$k-smp${smp//[^0-9a-z]/_}"
 		fi
-		nrp_log "guest $tag: test_shape_cpus.sh with -smp $smp"
+		nrp_log "guest $tag: ${stests[*]} with -smp $smp"
 		timed "guest $tag" suite_run "$tag" "$k" --smp "$smp" \
-			-- tools/testing/selftests/nvme-rdma-p2p/run_tests.sh shape_cpus
+			-- tools/testing/selftests/nvme-rdma-p2p/run_tests.sh "${stests[@]}"
 	done
 }
 
