@@ -4,10 +4,18 @@
 # build (or reuse) the cached P2PDMA guest kernel. Safe to run again.
 #
 #   tools/setup.sh [--no-kernel] [--with-debug-kernel] [--series SERIES]
+#                  [--for build|demo]
 #
 # --no-kernel installs the packages only (make check times each guest
 # kernel build as a part of its own). --series installs the kernels of
 # that series only (make demo: 6.1), not of every supported one.
+# --for installs a part of the set (with --no-kernel implied): "build",
+# what building a guest kernel needs (the compiler, kbuild's tools and
+# linux-source); "demo", that and what a guest run of make demo uses (QEMU
+# and the host's tools, which the guest runs over 9p), without what only
+# the suite needs (Debian's kernel images and headers, sparse, DKMS,
+# packaging, lintian, Sphinx). make demo installs "build" first and
+# "demo" while the guest kernel builds.
 #
 # The stock kernels are not pinned: for each supported series (6.1, 6.12:
 # scripts/kernel-series.sh list) that script names the newest image and
@@ -18,10 +26,15 @@ set -euo pipefail
 
 start=$SECONDS
 build=(p2p)
+part=all
 all_series=$("$NRP_TOP/scripts/kernel-series.sh" list)
 while [ $# -gt 0 ]; do
 	case $1 in
 	--no-kernel)		build=(); shift ;;
+	--for)			part=$2; build=(); shift 2
+				case $part in build | demo) ;;
+				*) nrp_die "--for: build or demo, not '$part'" ;;
+				esac ;;
 	--with-debug-kernel)	build+=(debug); shift ;;
 	--series)		in_series=$2; shift 2
 				[[ " $all_series " == *" $in_series "* ]] ||
@@ -30,11 +43,21 @@ while [ $# -gt 0 ]; do
 	*)			nrp_die "unknown option $1" ;;
 	esac
 done
-tools=(make gcc bc flex bison libelf-dev libssl-dev dwarves cpio xz-utils kmod gawk mawk
-       file sparse perl python3 qemu-system-x86 busybox-static
-       nvme-cli rdma-core ibverbs-utils iproute2 fio e2fsprogs xfsprogs
-       trace-cmd dkms python3-sphinx libibverbs-dev librdmacm-dev
-       debhelper dh-dkms lintian dmsetup)
+# building a guest kernel (with linux-source-SERIES, below)
+build_tools=(make gcc bc flex bison libelf-dev libssl-dev dwarves cpio xz-utils kmod)
+# a guest run: QEMU, its initramfs, the host tools it builds
+# (tools/hostile-target: rdma-core's headers) and, since the guest's root
+# is the host's over 9p, every tool the guest runs
+guest_tools=(qemu-system-x86 busybox-static gawk mawk file python3
+	nvme-cli rdma-core ibverbs-utils iproute2 fio e2fsprogs xfsprogs
+	libibverbs-dev librdmacm-dev)
+# the suite and the rest of the tree: style, packaging, docs, tracing
+suite_tools=(sparse perl trace-cmd dkms python3-sphinx debhelper dh-dkms lintian dmsetup)
+case $part in
+build)	tools=("${build_tools[@]}") ;;
+demo)	tools=("${build_tools[@]}" "${guest_tools[@]}") ;;
+*)	tools=("${build_tools[@]}" "${guest_tools[@]}" "${suite_tools[@]}") ;;
+esac
 
 # Whether package $1 is installed at version $2.
 installed_at() {
@@ -48,13 +71,15 @@ wanted() {
 	for series in $all_series; do
 		cand=$("$NRP_TOP/scripts/kernel-series.sh" candidate "$series") || return 1
 		read -r rel srcver img <<<"$cand"
+		# the source must move with the headers: the private headers come from it
+		installed_at "linux-source-$series" "$srcver" || echo "linux-source-$series"
+		# the guest kernels make demo boots are built from the source alone
+		[ "$part" = all ] || continue
 		pkgs+=("linux-headers-$rel")
 		# either image of the release will do (kernel-series.sh): the
 		# unsigned one installed while the signed one lagged is kept
 		installed_at "linux-image-$rel" "$srcver" ||
 			installed_at "linux-image-$rel-unsigned" "$srcver" || echo "$img"
-		# the source must move with the headers: the private headers come from it
-		installed_at "linux-source-$series" "$srcver" || echo "linux-source-$series"
 	done
 	for p in "${pkgs[@]}"; do
 		dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null | grep -q '^ii' ||
@@ -94,6 +119,10 @@ if [ -n "$missing" ]; then
 	nrp_progress_end
 	[ "$rc" = 0 ] || { cat "$errs" >&2; nrp_die "apt-get install failed"; }
 	rm -f "$errs"
+fi
+if [ "$part" != all ]; then
+	nrp_log "packages ($part) ready in $((SECONDS - start)) s"
+	exit 0
 fi
 stock=
 for series in $all_series; do
