@@ -627,6 +627,12 @@ debug_shard() { # N TEST...
 	}
 }
 
+# run_tests.sh's options for a test's time limit on kernel $1: tests take
+# longer on the debug kernel (about seven times with the whole kernel under
+# KASAN, as built until 56d6b54), so there a test's limit is 40 minutes,
+# not run_tests.sh's default 10. Every boot of the debug kernel asks here.
+test_limit() { [[ $1 == debug* ]] && echo "-t 2400"; return 0; }
+
 # One guest boot of kernel $1 runs the whole in-guest suite; KERNEL#N
 # (N = 1, 2) half of it (the debug split, debug_shard above).
 guest_part() { # KERNEL TEST...
@@ -702,10 +708,7 @@ guest_part() { # KERNEL TEST...
 		# run_tests.sh runs every test when none is named
 		[ ${#tests[@]} = 0 ] && return 0
 	fi
-	# Tests take longer on the debug kernel (about seven times with the
-	# whole kernel under KASAN, as built until 56d6b54): a test's limit
-	# there is 40 minutes, not run_tests.sh's default 10.
-	[[ $k == debug* ]] && limit=(-t 2400)
+	read -ra limit <<<"$(test_limit "$k")"
 	if in_list "$k" "$siw_kernels"; then
 		local siw_pass=("${siw_all[@]}")
 		[ "$tier" = check ] && [ $# = 0 ] && siw_pass=("${siw_check[@]}")
@@ -908,7 +911,7 @@ topology_part() { # KERNEL
 		need_kernel "$k" || { result fail "$tag/kernel-build" "see $out/kernel-$k.log"; continue; }
 		nrp_log "guest $tag: test_nrp_check_topology.sh on a PCIe topology ($v)"
 		local limit=()
-		[[ $k == debug* ]] && limit=(-t 2400)
+		read -ra limit <<<"$(test_limit "$k")"
 		timed "guest $tag" suite_run "$tag" "$k" "${args[@]}" \
 			-- tools/testing/selftests/nvme-rdma-p2p/run_tests.sh "${limit[@]}" nrp_check_topology
 	done
