@@ -1,0 +1,63 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# What the check tier runs where when NRP_KERNELS adds kernels it does not
+# boot by default, which no default run reaches: stock 6.12 gets its own
+# list (the core paths 6.12 changed, the module's checks and
+# authentication), and the debug kernel its default tests on top of the
+# P2P set, with the debug test limit, without what its config lacks, and
+# without authentication exactly when stock 6.12 runs it. run-all.sh runs
+# on a stand-in for run-guest.sh that records each guest's command
+# (fixtures/stub-run-guest.sh, mode record); the debug kernel is marked
+# built in a scratch cache, so nothing boots and no kernel is built.
+. "$(dirname "$0")/lib.sh"
+stub=$TOP/tools/testing/host/fixtures/stub-run-guest.sh
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# A scratch cache: the debug kernel "built", the kernel source shared with
+# the real cache (the foreign module for stock 6.1 is built from it).
+cache=$work/cache
+mkdir -p "$cache/kernel"
+ln -s "$NRP_CACHE/src" "$cache/src"
+dbg=$(NRP_CACHE=$cache bash -c ". '$TOP/tools/vm/lib.sh'; nrp_use_kernel debug; nrp_kernel_dir debug")
+mkdir -p "$dbg" && touch "$dbg/.done"
+
+plan() { # NAME KERNELS...: run the check tier's plan for these kernels
+	local name=$1
+	shift
+	NRP_CACHE=$cache NRP_STUB_MODE=record NRP_RUN_GUEST=$stub NRP_SHAPE_SMP= NRP_TOPOLOGY= \
+		"$TOP/tools/testing/run-all.sh" --tier check --no-setup --no-host-tests \
+		--kernels "$*" --out "$work/$name" >"$work/$name.log" 2>&1 ||
+		{ tail -n 30 "$work/$name.log"; fail "$name: run-all.sh on the stand-in failed"; }
+}
+job() { # RUN BOOT: the tests (words after run_tests.sh) of that boot
+	local f=$work/$1/guest-$2/job.txt
+	[ -s "$f" ] || fail "$1: no guest $2 ran (no $f)"
+	sed 's/.*run_tests\.sh//' "$f"
+}
+has() { [[ " $1 " == *" $2 "* ]]; }
+
+plan s612 stock-6.12
+got=$(job s612 stock-6.12 | xargs)
+want="module_load transport_registered wrong_kernel connect fio_verify reset_during_io teardown_live auth"
+[ "$got" = "$want" ] || fail "stock-6.12 in the check tier runs '$got', not '$want'"
+echo "stock-6.12: $got"
+
+plan both debug stock-6.12
+d=$(job both debug)
+has "$d" "-t 2400" || fail "debug boot without the debug test limit: $d"
+for t in module_load transport_registered gpu_standin teardown_reaper; do
+	has "$d" "$t" || fail "debug boot lacks its default test $t: $d"
+done
+for t in pi_namespace dkms_load many_ctrls shape_cpus shape_fabric deb_install; do
+	has "$d" "$t" && fail "debug boot runs $t, which its config lacks: $d"
+done
+has "$d" auth && fail "debug boot runs auth although stock-6.12 runs it: $d"
+has "$(job both stock-6.12)" auth || fail "stock-6.12 beside debug lost auth"
+echo "debug beside stock-6.12: $(echo "$d" | wc -w) words, auth on stock-6.12"
+
+plan alone debug
+d=$(job alone debug)
+has "$d" auth || fail "debug alone does not run auth, which then runs nowhere: $d"
+echo "debug alone: auth runs there"
+exit 0
