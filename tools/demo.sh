@@ -37,20 +37,25 @@ t=$SECONDS
 # rest). What the kernel build needs first; QEMU and the tools the guest
 # runs install while the kernel builds: on a fresh machine the build is
 # most of the demo's time, and apt's downloads and unpacking hide in it.
+# (sudo asks first, if it must: not under the build's progress line.)
+[ "$(id -u)" = 0 ] || sudo -v || nrp_die "the set-up needs root (sudo)"
 "$NRP_TOP/tools/setup.sh" --for build --series "$NRP_SERIES"
 part "set-up (kernel build tools)" $t
 t=$SECONDS
 pkglog=$(mktemp /tmp/nrp-demo-setup.XXXXXX)
-"$NRP_TOP/tools/setup.sh" --for demo --series "$NRP_SERIES" >"$pkglog" 2>&1 &
+"$NRP_TOP/tools/setup.sh" --for guest --series "$NRP_SERIES" >"$pkglog" 2>&1 &
 pk=$!
+# never leave apt running behind us (Ctrl-C reaches the foreground only)
+trap 'wait $pk 2>/dev/null' EXIT
 "$NRP_TOP/tools/vm/build-kernel.sh" "$kernel" >/dev/null || {
-	wait $pk
+	wait $pk || true
 	nrp_die "building the $kernel kernel failed"
 }
 part "guest kernel ($kernel)" $t
 wait $pk || { cat "$pkglog" >&2; nrp_die "installing the demo's packages failed (log: $pkglog)"; }
+trap - EXIT
 parts+=("$(printf '  %-28s %s' "set-up (QEMU, guest tools)" \
-	"$(sed -n 's/.*packages (demo) ready in \([0-9]*\) s.*/\1/p' "$pkglog") s, beside the kernel build")")
+	"$(sed -n 's/.*packages (guest) ready in \([0-9]*\) s.*/\1/p' "$pkglog") s, beside the kernel build")")
 rm -f "$pkglog"
 t=$SECONDS
 out=$(mktemp -d /tmp/nrp-demo.XXXXXX)

@@ -4,18 +4,21 @@
 # build (or reuse) the cached P2PDMA guest kernel. Safe to run again.
 #
 #   tools/setup.sh [--no-kernel] [--with-debug-kernel] [--series SERIES]
-#                  [--for build|demo]
+#                  [--for build|guest] [--list]
 #
 # --no-kernel installs the packages only (make check times each guest
 # kernel build as a part of its own). --series installs the kernels of
 # that series only (make demo: 6.1), not of every supported one.
 # --for installs a part of the set (with --no-kernel implied): "build",
 # what building a guest kernel needs (the compiler, kbuild's tools and
-# linux-source); "demo", that and what a guest run of make demo uses (QEMU
-# and the host's tools, which the guest runs over 9p), without what only
-# the suite needs (Debian's kernel images and headers, sparse, DKMS,
-# packaging, lintian, Sphinx). make demo installs "build" first and
-# "demo" while the guest kernel builds.
+# linux-source); "guest", what a guest run uses (QEMU and the host's
+# tools, which the guest runs over 9p). Together they are make demo's
+# packages, without what only the suite needs (Debian's kernel images
+# and headers, sparse, DKMS, packaging, lintian, Sphinx). make demo
+# installs "build", then "guest" while the guest kernel builds: the guest
+# part never touches linux-source, which the build is reading. --list
+# prints the packages of the part (or the whole set), installed or not,
+# one a line, and installs nothing.
 #
 # The stock kernels are not pinned: for each supported series (6.1, 6.12:
 # scripts/kernel-series.sh list) that script names the newest image and
@@ -27,14 +30,16 @@ set -euo pipefail
 start=$SECONDS
 build=(p2p)
 part=all
+list=
 all_series=$("$NRP_TOP/scripts/kernel-series.sh" list)
 while [ $# -gt 0 ]; do
 	case $1 in
 	--no-kernel)		build=(); shift ;;
 	--for)			part=$2; build=(); shift 2
-				case $part in build | demo) ;;
-				*) nrp_die "--for: build or demo, not '$part'" ;;
+				case $part in build | guest) ;;
+				*) nrp_die "--for: build or guest, not '$part'" ;;
 				esac ;;
+	--list)			list=1; shift ;;
 	--with-debug-kernel)	build+=(debug); shift ;;
 	--series)		in_series=$2; shift 2
 				[[ " $all_series " == *" $in_series "* ]] ||
@@ -55,7 +60,7 @@ guest_tools=(qemu-system-x86 busybox-static gawk mawk file python3
 suite_tools=(sparse perl trace-cmd dkms python3-sphinx debhelper dh-dkms lintian dmsetup)
 case $part in
 build)	tools=("${build_tools[@]}") ;;
-demo)	tools=("${build_tools[@]}" "${guest_tools[@]}") ;;
+guest)	tools=("${guest_tools[@]}") ;;
 *)	tools=("${build_tools[@]}" "${guest_tools[@]}" "${suite_tools[@]}") ;;
 esac
 
@@ -65,28 +70,39 @@ installed_at() {
 }
 
 # The packages not installed at the version wanted, from the apt lists as
-# they are now.
+# they are now (with --list: all of them).
 wanted() {
 	local cand rel srcver img p series pkgs=("${tools[@]}")
 	for series in $all_series; do
+		[ "$part" != guest ] || break
 		cand=$("$NRP_TOP/scripts/kernel-series.sh" candidate "$series") || return 1
 		read -r rel srcver img <<<"$cand"
 		# the source must move with the headers: the private headers come from it
-		installed_at "linux-source-$series" "$srcver" || echo "linux-source-$series"
+		{ [ -z "$list" ] && installed_at "linux-source-$series" "$srcver"; } ||
+			echo "linux-source-$series"
 		# the guest kernels make demo boots are built from the source alone
 		[ "$part" = all ] || continue
+		[ -z "$list" ] || echo "$img"
 		pkgs+=("linux-headers-$rel")
 		# either image of the release will do (kernel-series.sh): the
 		# unsigned one installed while the signed one lagged is kept
 		installed_at "linux-image-$rel" "$srcver" ||
 			installed_at "linux-image-$rel-unsigned" "$srcver" || echo "$img"
 	done
+	if [ -n "$list" ]; then
+		printf '%s\n' "${pkgs[@]}"
+		return 0
+	fi
 	for p in "${pkgs[@]}"; do
 		dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null | grep -q '^ii' ||
 			echo "$p"
 	done
 }
 
+if [ -n "$list" ]; then
+	wanted | sort -u
+	exit 0
+fi
 sudo=
 [ "$(id -u)" = 0 ] || sudo=sudo
 missing=$(wanted 2>/dev/null) || missing=unknown

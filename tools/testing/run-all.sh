@@ -639,10 +639,13 @@ guest_part() { # KERNEL TEST...
 	local k=$1 tag=$1 boot=${1/\#/-} shard= other fdir foreign tests=() t i limit=()
 	shift
 	case $k in *'#'*) shard=${k#*#} k=${k%#*} ;; esac
-	# test_pair_* run in the guest pair (pair_part), the topology test in
-	# guests of its own (topology_part)
+	# test_pair_* run in the guest pair (pair_part), the shape and
+	# topology tests in guests of their own (shape_part, topology_part);
+	# the debug kernel never runs what its config lacks, named or not
 	for t in "${named[@]}"; do
-		case $t in pair_* | nrp_check_topology) ;; *) tests+=("$t") ;; esac
+		case $t in pair_* | shape_* | nrp_check_topology) continue ;; esac
+		[[ $k == debug* ]] && in_list "$t" $debug_lacks && continue
+		tests+=("$t")
 	done
 	[ $# -gt 0 ] && [ ${#tests[@]} = 0 ] && return 0
 	if [[ $k == debug* ]] && [ $# = 0 ] && [ "$debug_tests" != all ] &&

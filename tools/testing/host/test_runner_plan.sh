@@ -22,12 +22,14 @@ ln -s "$NRP_CACHE/src" "$cache/src"
 dbg=$(NRP_CACHE=$cache bash -c ". '$TOP/tools/vm/lib.sh'; nrp_use_kernel debug; nrp_kernel_dir debug")
 mkdir -p "$dbg" && touch "$dbg/.done"
 
-plan() { # NAME KERNELS...: run the check tier's plan for these kernels
-	local name=$1
+plan() { # NAME KERNELS... [-- TEST...]: run the check tier's plan
+	local name=$1 ks=()
 	shift
-	NRP_CACHE=$cache NRP_STUB_MODE=record NRP_RUN_GUEST=$stub NRP_SHAPE_SMP= NRP_TOPOLOGY= \
-		"$TOP/tools/testing/run-all.sh" --tier check --no-setup --no-host-tests \
-		--kernels "$*" --out "$work/$name" >"$work/$name.log" 2>&1 ||
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do ks+=("$1"); shift; done
+	[ $# -gt 0 ] && shift
+	NRP_CACHE=$cache NRP_STUB_MODE=record NRP_RUN_GUEST=$stub NRP_SHAPE_SMP=${NRP_SHAPE_SMP-} \
+		NRP_TOPOLOGY= "$TOP/tools/testing/run-all.sh" --tier check --no-setup --no-host-tests \
+		--kernels "${ks[*]}" --out "$work/$name" "$@" >"$work/$name.log" 2>&1 ||
 		{ tail -n 30 "$work/$name.log"; fail "$name: run-all.sh on the stand-in failed"; }
 }
 job() { # RUN BOOT: the tests (words after run_tests.sh) of that boot
@@ -55,6 +57,16 @@ done
 has "$d" auth && fail "debug boot runs auth although stock-6.12 runs it: $d"
 has "$(job both stock-6.12)" auth || fail "stock-6.12 beside debug lost auth"
 echo "debug beside stock-6.12: $(echo "$d" | wc -w) words, auth on stock-6.12"
+
+# Named tests: a shape test runs in the shape guest alone, never in the
+# kernel's own boot (where it would run at 2 CPUs, and on debug into
+# what its config lacks).
+NRP_SHAPE_SMP=2,maxcpus=240 plan named stock -- shape_fabric connect
+got=$(job named stock | xargs)
+[ "$got" = connect ] || fail "named shape_fabric connect: the stock boot runs '$got', not 'connect'"
+got=$(job named stock-smp2-max240 | xargs)
+[ "$got" = shape_fabric ] || fail "named shape_fabric connect: the shape guest runs '$got'"
+echo "named: connect in the stock boot, shape_fabric in the shape guest"
 
 plan alone debug
 d=$(job alone debug)

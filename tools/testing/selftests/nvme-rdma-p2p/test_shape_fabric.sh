@@ -8,8 +8,9 @@
 # nvmet serves NRP_FABRIC_SUBSYS (8) subsystems on two ports, each on a
 # link of its own (two veth pairs, a soft RDMA device on each end); the
 # host connects to every subsystem through both, asking for 224 write
-# queues as a 224-thread host's connect does by default (the driver sizes
-# them by the possible CPUs): 16 controllers, 8 head disks of two paths,
+# queues as an admin of a 224-thread host might (the core clamps them to
+# the CPUs; the driver sizes what a controller may ever need by the
+# possible CPUs): 16 controllers, 8 head disks of two paths,
 # round-robin. fio writes all heads at once, and port 2 goes away while
 # it writes. Port 2 stays away until fio has finished writing and reading
 # back every head: what was queued on the dead path must fail over to
@@ -31,6 +32,8 @@ addr_of() { if [ "$1" = 1 ]; then echo "$NRP_TGT_IP4"; else echo "$NRP_TGT2_IP4"
 online=$(nproc)
 possible=$(($(sed 's/.*-//' /sys/devices/system/cpu/possible) + 1))
 echo "guest: $online online CPUs, $possible possible; $nsubs subsystems x 2 paths"
+# what the kernel reports from here on is this test's (shape_cpus ran before)
+nrp_dmesg_mark
 
 nrp_nvme_core_multipath Y
 nrp_rdma_setup "${NRP_RDMA_TYPE:-rxe}"
@@ -238,6 +241,8 @@ for _ in $(seq 600); do
 	nrp_nap 0.1
 done
 nrp_running $f || nrp_fail "fio ended before port 2 could be cut: $((SUM - a2)) commands on path 2: $(grep -v '^3;' $log | tail -n 3)"
+[ $((SUM - a2)) -ge $((16 * nsubs)) ] ||
+	nrp_fail "path 2 carried $((SUM - a2)) commands in 60 s of fio, not $((16 * nsubs)): round-robin does not use it"
 echo "cutting port 2 after $((SUM - a2)) commands on it"
 tcut=$(nrp_now)
 for ((s = 0; s < nsubs; s++)); do port_unlink 2 $s; done
