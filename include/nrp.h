@@ -68,7 +68,10 @@
  */
 #define NRP_SEND_POLL_BUDGET		64
 
-/* How late fault_reap_delay makes a send-reaper round start. */
+/*
+ * How late fault_reap_delay makes a send-reaper round start, and, once it
+ * has given irq_poll back, arm the send CQ.
+ */
 #define NRP_FAULT_REAP_DELAY_MS		20
 
 /* Send queue slots one command may occupy: REG_MR, SEND, LOCAL_INV. */
@@ -186,6 +189,7 @@ enum nrp_queue_flags {
 	NRP_Q_AER_POSTED,	/* our async event request awaits its answer */
 	NRP_Q_DRAINING,		/* in ib_drain_qp(): send_iop reaps sends */
 	NRP_Q_REAPER_STOPPED,	/* send_iop disabled for this association */
+	NRP_Q_SEND_POLLING,	/* a round of send_iop has not returned yet */
 };
 
 struct nrp_queue {

@@ -281,6 +281,14 @@ int nrp_send_poll(struct irq_poll *iop, int budget)
 	int done;
 
 	/*
+	 * Until this round returns, the queue's teardown must not free the
+	 * send CQ (nrp_stop_send_reaper() waits for the bit): the round
+	 * still arms it after irq_poll_complete(), which is all that
+	 * irq_poll_disable() waits for. Set while irq_poll still owns the
+	 * round, so a disable that got the round after it sees the bit.
+	 */
+	set_bit(NRP_Q_SEND_POLLING, &queue->flags);
+	/*
 	 * Fault injection: a round that starts late, so that a teardown
 	 * begun meanwhile finds it running (nrp_stop_send_reaper() waits).
 	 */
@@ -290,7 +298,7 @@ int nrp_send_poll(struct irq_poll *iop, int budget)
 	done = ib_process_cq_direct(queue->send_cq, budget);
 	/* a full budget: irq_poll calls again in its next round */
 	if (done >= budget)
-		return done;
+		goto out;
 	irq_poll_complete(iop);
 	/*
 	 * Nobody waits any more: leave the CQ unarmed. A request that saw
@@ -299,14 +307,27 @@ int nrp_send_poll(struct irq_poll *iop, int budget)
 	if ((atomic_read(&queue->send_waiters) <= 0 ||
 	     !test_bit(NRP_Q_CONNECTED, &queue->flags)) &&
 	    !test_bit(NRP_Q_DRAINING, &queue->flags))
-		return done;
+		goto out;
+	/*
+	 * Fault injection: arm late, with irq_poll given back, so that a
+	 * drain ending meanwhile has its teardown wait for this round.
+	 */
+	if (unlikely(!nrp_faults_off()) &&
+	    nrp_fault(queue->ctrl, NRP_FAULT_REAP_DELAY))
+		mdelay(NRP_FAULT_REAP_DELAY_MS);
 	/*
 	 * Someone waits (or ib_drain_qp() waits for its marker): ask for an
 	 * event on the next send completion, and poll again at once if one
-	 * slipped in before the CQ was armed.
+	 * slipped in before the CQ was armed. Armed after giving irq_poll
+	 * back, as ib_core's own softirq CQs do: an event between arming
+	 * and irq_poll_complete() would find the round still scheduled and
+	 * be lost.
 	 */
 	if (nrp_arm_send_cq(queue))
 		irq_poll_sched(iop);
+out:
+	/* the last use of the CQ is above */
+	clear_bit_unlock(NRP_Q_SEND_POLLING, &queue->flags);
 	return done;
 }
 

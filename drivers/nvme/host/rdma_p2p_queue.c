@@ -391,9 +391,23 @@ static void nrp_put_cq(struct nrp_queue *queue)
 static void nrp_stop_send_reaper(struct nrp_queue *queue)
 {
 	/* once an association: irq_poll_disable() twice never returns */
-	if (!queue->polled &&
-	    !test_and_set_bit(NRP_Q_REAPER_STOPPED, &queue->flags))
-		irq_poll_disable(&queue->send_iop);
+	if (queue->polled ||
+	    test_and_set_bit(NRP_Q_REAPER_STOPPED, &queue->flags))
+		return;
+	irq_poll_disable(&queue->send_iop);
+	/*
+	 * irq_poll_disable() returns once no round is scheduled; one that
+	 * called irq_poll_complete() may still be arming the send CQ on
+	 * another CPU (a stock 6.1 guest oopsed there when its teardown
+	 * had freed the CQ meanwhile). Wait until that round has returned.
+	 */
+	while (test_bit(NRP_Q_SEND_POLLING, &queue->flags))
+		usleep_range(100, 200);
+	/*
+	 * The round's last use of the CQ before what the caller frees:
+	 * pairs with clear_bit_unlock() at the end of nrp_send_poll().
+	 */
+	smp_mb();
 }
 
 static int nrp_create_qp(struct nrp_queue *queue)

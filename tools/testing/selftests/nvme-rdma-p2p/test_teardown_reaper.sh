@@ -10,8 +10,13 @@
 #
 # With remote invalidation off every command waits for its LOCAL_INV, so
 # the reaper runs for every command; debugfs's fault_reap_delay makes its
-# rounds start 20 ms late, so that resets and a disconnect under fio find
-# rounds running. Afterwards: fio verified across every reset, the reaper
+# rounds start 20 ms late, and arm the send CQ 20 ms late after giving
+# irq_poll back, so that resets and a disconnect under fio find rounds
+# running, in either place. (The second: irq_poll_disable() waits only
+# until a round calls irq_poll_complete(); a teardown that did not also
+# wait for the round to return freed the CQ under it, and the round's
+# arming oopsed, a NULL send_cq, seen once in a CI run's device_removal
+# and here at once when the wait is taken out.) Afterwards: fio verified across every reset, the reaper
 # did run (send_completion_waits, fault rounds consumed), nothing reported
 # (the debug kernel's KASAN sees a use after free of the QP or CQ).
 . "$(dirname "$0")/lib.sh"
