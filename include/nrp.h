@@ -189,7 +189,6 @@ enum nrp_queue_flags {
 	NRP_Q_AER_POSTED,	/* our async event request awaits its answer */
 	NRP_Q_DRAINING,		/* in ib_drain_qp(): send_iop reaps sends */
 	NRP_Q_REAPER_STOPPED,	/* send_iop disabled for this association */
-	NRP_Q_SEND_POLLING,	/* a round of send_iop has not returned yet */
 };
 
 struct nrp_queue {
@@ -216,6 +215,8 @@ struct nrp_queue {
 	int			send_cq_depth;
 	atomic_t		send_waiters;
 	struct irq_poll		send_iop;
+	/* rounds of send_iop that have not returned, see nrp_send_poll() */
+	atomic_t		send_polls;
 	struct nrp_qe		*rsp_ring;
 	unsigned long		flags;		/* enum nrp_queue_flags */
 	int			depth;

@@ -282,12 +282,14 @@ int nrp_send_poll(struct irq_poll *iop, int budget)
 
 	/*
 	 * Until this round returns, the queue's teardown must not free the
-	 * send CQ (nrp_stop_send_reaper() waits for the bit): the round
+	 * send CQ (nrp_stop_send_reaper() waits for the count): the round
 	 * still arms it after irq_poll_complete(), which is all that
-	 * irq_poll_disable() waits for. Set while irq_poll still owns the
-	 * round, so a disable that got the round after it sees the bit.
+	 * irq_poll_disable() waits for, and by then another round may have
+	 * started on another CPU, so a count, not a flag. Raised while
+	 * irq_poll still owns the round: irq_poll_complete() orders it
+	 * before a disable can take the round over.
 	 */
-	set_bit(NRP_Q_SEND_POLLING, &queue->flags);
+	atomic_inc(&queue->send_polls);
 	/*
 	 * Fault injection: a round that starts late, so that a teardown
 	 * begun meanwhile finds it running (nrp_stop_send_reaper() waits).
@@ -327,7 +329,7 @@ int nrp_send_poll(struct irq_poll *iop, int budget)
 		irq_poll_sched(iop);
 out:
 	/* the last use of the CQ is above */
-	clear_bit_unlock(NRP_Q_SEND_POLLING, &queue->flags);
+	atomic_dec_return_release(&queue->send_polls);
 	return done;
 }
 

@@ -396,18 +396,15 @@ static void nrp_stop_send_reaper(struct nrp_queue *queue)
 		return;
 	irq_poll_disable(&queue->send_iop);
 	/*
-	 * irq_poll_disable() returns once no round is scheduled; one that
-	 * called irq_poll_complete() may still be arming the send CQ on
-	 * another CPU (a stock 6.1 guest oopsed there when its teardown
-	 * had freed the CQ meanwhile). Wait until that round has returned.
+	 * irq_poll_disable() returns once no round is scheduled; a round
+	 * that called irq_poll_complete() may still be arming the send CQ,
+	 * and so may another that was scheduled meanwhile on another CPU
+	 * (a stock 6.1 guest oopsed there when its teardown had freed the
+	 * CQ). No round starts after the disable: wait until all returned.
+	 * Pairs with atomic_dec_return_release() in nrp_send_poll().
 	 */
-	while (test_bit(NRP_Q_SEND_POLLING, &queue->flags))
+	while (atomic_read_acquire(&queue->send_polls))
 		usleep_range(100, 200);
-	/*
-	 * The round's last use of the CQ before what the caller frees:
-	 * pairs with clear_bit_unlock() at the end of nrp_send_poll().
-	 */
-	smp_mb();
 }
 
 static int nrp_create_qp(struct nrp_queue *queue)

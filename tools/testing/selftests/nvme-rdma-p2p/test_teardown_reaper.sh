@@ -56,7 +56,7 @@ grep -q 'verify: bad' /tmp/reaper-fio.log && nrp_fail "data corrupted across the
 waits=$(nrp_delta send_completion_waits)
 late=$((100000 - $(cat "$NRP_DEBUGFS/$ctrl/fault_reap_delay")))
 [ "$late" -gt 0 ] || nrp_fail "no reaper round ran late"
-echo "$resets resets under fio with every command reaped late: $waits waits, $late late rounds, data verified"
+echo "$resets resets under fio with every command reaped late: $waits waits, $late late starts or arms of reaper rounds, data verified"
 
 # and a disconnect with rounds running
 fio --name=reap2 --filename="$dev" --direct=1 --ioengine=libaio --rw=randwrite \
