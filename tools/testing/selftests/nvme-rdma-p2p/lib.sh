@@ -220,6 +220,29 @@ nrp_nvmet_setup() {
 	nrp_cleanup_push "nrp_drop_listener $addr"
 }
 
+# $2 nvmet subsystems named $1-0, $1-1, ..., each open to any host with
+# one namespace on a RAM disk of its own (brd, $3 MiB each); no port.
+nrp_ram_subsystems() { # NQN-PREFIX COUNT MIB
+	local cfs=/sys/kernel/config/nvmet s d
+	modprobe brd rd_nr="$2" rd_size=$(($3 * 1024)) || nrp_fail "cannot create $2 RAM disks"
+	nrp_cleanup_push "modprobe -r brd"
+	modprobe nvmet-rdma || nrp_fail "cannot load nvmet-rdma"
+	nrp_cleanup_push "modprobe -r nvmet-rdma nvmet"
+	# as nrp_nvmet_setup: in a boot where no test before mounted it
+	[ -d $cfs ] || mount -t configfs configfs /sys/kernel/config || nrp_fail "cannot mount configfs"
+	for ((s = 0; s < $2; s++)); do
+		d=$cfs/subsystems/$1-$s
+		mkdir "$d" || nrp_fail "cannot create subsystem $s"
+		nrp_cleanup_push "rmdir $d"
+		echo 1 >"$d/attr_allow_any_host"
+		mkdir "$d/namespaces/1"
+		nrp_cleanup_push "rmdir $d/namespaces/1"
+		echo "/dev/ram$s" >"$d/namespaces/1/device_path"
+		echo 1 >"$d/namespaces/1/enable" || nrp_fail "cannot enable namespace $s"
+		nrp_cleanup_push "echo 0 >$d/namespaces/1/enable"
+	done
+}
+
 # A backing block device for a target namespace, left in NRP_DEV. (Not
 # printed: a function that registers cleanups must not run in $(...),
 # whose subshell would lose them.)

@@ -8,10 +8,10 @@ NRP_TGT2_IP4=${NRP_TGT2_IP4:-10.99.1.1}
 NRP_HOST2_IP4=${NRP_HOST2_IP4:-10.99.1.2}
 NRP_CFS=/sys/kernel/config/nvmet
 
-# A second veth pair (nrp-t2, nrp-h2) with soft RDMA devices, and nvmet
-# port 2 on it exporting the test subsystem (nrp_nvmet_setup made port 1).
-nrp_second_path() {
-	local type=${NRP_RDMA_TYPE:-rxe} d=$NRP_CFS/ports/2
+# A second veth pair (nrp-t2, nrp-h2) with soft RDMA devices on both ends:
+# a second link beside nrp_rdma_setup's.
+nrp_second_link() {
+	local type=${NRP_RDMA_TYPE:-rxe}
 	ip link add nrp-t2 type veth peer name nrp-h2 || nrp_fail "cannot create the second veth pair"
 	nrp_cleanup_push "ip link del nrp-t2"
 	ip addr add "$NRP_TGT2_IP4/24" dev nrp-t2
@@ -20,6 +20,13 @@ nrp_second_path() {
 	ip link set nrp-h2 up
 	nrp_rdma_link "$type" nrp-t2 "nrp_${type}_t2"
 	nrp_rdma_link "$type" nrp-h2 "nrp_${type}_h2"
+}
+
+# The second link, and nvmet port 2 on it exporting the test subsystem
+# (nrp_nvmet_setup made port 1).
+nrp_second_path() {
+	local d=$NRP_CFS/ports/2
+	nrp_second_link
 	mkdir "$d" || nrp_fail "cannot create nvmet port 2"
 	nrp_cleanup_push "rmdir $d"
 	echo rdma >"$d/addr_trtype"

@@ -20,27 +20,12 @@ nsubs=${NRP_MANY_SUBSYS:-16}
 nports=${NRP_MANY_PORTS:-4}
 mib=${NRP_MANY_MIB:-16}
 cfs=/sys/kernel/config/nvmet
-subnqn() { echo "nqn.2026-12.io.nvme-rdma-p2p:many-$1"; }
+nqn=nqn.2026-12.io.nvme-rdma-p2p:many
+subnqn() { echo "$nqn-$1"; }
 
 nrp_nvme_core_multipath Y
 nrp_rdma_setup "${NRP_RDMA_TYPE:-rxe}"
-modprobe brd rd_nr="$nsubs" rd_size=$((mib * 1024)) || nrp_fail "cannot create $nsubs RAM disks"
-nrp_cleanup_push "modprobe -r brd"
-modprobe nvmet-rdma || nrp_fail "cannot load nvmet-rdma"
-nrp_cleanup_push "modprobe -r nvmet-rdma nvmet"
-# as nrp_nvmet_setup: in a boot where no test before mounted it
-[ -d $cfs ] || mount -t configfs configfs /sys/kernel/config || nrp_fail "cannot mount configfs"
-for ((s = 0; s < nsubs; s++)); do
-	d=$cfs/subsystems/$(subnqn $s)
-	mkdir "$d" || nrp_fail "cannot create subsystem $s"
-	nrp_cleanup_push "rmdir $d"
-	echo 1 >"$d/attr_allow_any_host"
-	mkdir "$d/namespaces/1"
-	nrp_cleanup_push "rmdir $d/namespaces/1"
-	echo "/dev/ram$s" >"$d/namespaces/1/device_path"
-	echo 1 >"$d/namespaces/1/enable" || nrp_fail "cannot enable namespace $s"
-	nrp_cleanup_push "echo 0 >$d/namespaces/1/enable"
-done
+nrp_ram_subsystems "$nqn" "$nsubs" "$mib"
 for ((p = 0; p < nports; p++)); do
 	d=$cfs/ports/$((p + 1))
 	mkdir "$d"

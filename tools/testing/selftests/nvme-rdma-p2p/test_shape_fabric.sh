@@ -26,7 +26,8 @@
 nsubs=${NRP_FABRIC_SUBSYS:-8}
 mib=${NRP_FABRIC_MIB:-64}
 cfs=/sys/kernel/config/nvmet
-subnqn() { echo "nqn.2026-12.io.nvme-rdma-p2p:fabric-$1"; }
+nqn=nqn.2026-12.io.nvme-rdma-p2p:fabric
+subnqn() { echo "$nqn-$1"; }
 addr_of() { if [ "$1" = 1 ]; then echo "$NRP_TGT_IP4"; else echo "$NRP_TGT2_IP4"; fi; }
 
 online=$(nproc)
@@ -38,32 +39,8 @@ nrp_dmesg_mark
 nrp_nvme_core_multipath Y
 nrp_rdma_setup "${NRP_RDMA_TYPE:-rxe}"
 # the second link, without nrp_second_path's single test subsystem
-type=${NRP_RDMA_TYPE:-rxe}
-ip link add nrp-t2 type veth peer name nrp-h2 || nrp_fail "cannot create the second veth pair"
-nrp_cleanup_push "ip link del nrp-t2"
-ip addr add "$NRP_TGT2_IP4/24" dev nrp-t2
-ip addr add "$NRP_HOST2_IP4/24" dev nrp-h2
-ip link set nrp-t2 up
-ip link set nrp-h2 up
-nrp_rdma_link "$type" nrp-t2 "nrp_${type}_t2"
-nrp_rdma_link "$type" nrp-h2 "nrp_${type}_h2"
-
-modprobe brd rd_nr="$nsubs" rd_size=$((mib * 1024)) || nrp_fail "cannot create $nsubs RAM disks"
-nrp_cleanup_push "modprobe -r brd"
-modprobe nvmet-rdma || nrp_fail "cannot load nvmet-rdma"
-nrp_cleanup_push "modprobe -r nvmet-rdma nvmet"
-[ -d $cfs ] || mount -t configfs configfs /sys/kernel/config || nrp_fail "cannot mount configfs"
-for ((s = 0; s < nsubs; s++)); do
-	d=$cfs/subsystems/$(subnqn $s)
-	mkdir "$d" || nrp_fail "cannot create subsystem $s"
-	nrp_cleanup_push "rmdir $d"
-	echo 1 >"$d/attr_allow_any_host"
-	mkdir "$d/namespaces/1"
-	nrp_cleanup_push "rmdir $d/namespaces/1"
-	echo "/dev/ram$s" >"$d/namespaces/1/device_path"
-	echo 1 >"$d/namespaces/1/enable" || nrp_fail "cannot enable namespace $s"
-	nrp_cleanup_push "echo 0 >$d/namespaces/1/enable"
-done
+nrp_second_link
+nrp_ram_subsystems "$nqn" "$nsubs" "$mib"
 # port_link P S / port_unlink P S: export subsystem S on port P, or stop
 port_link() {
 	[ -e "$cfs/ports/$1/subsystems/$(subnqn "$2")" ] ||
