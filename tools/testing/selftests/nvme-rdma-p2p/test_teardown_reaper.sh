@@ -16,13 +16,28 @@
 # until a round calls irq_poll_complete(); a teardown that did not also
 # wait for the round to return freed the CQ under it, and the round's
 # arming oopsed, a NULL send_cq, seen once in a CI run's device_removal
-# and here at once when the wait is taken out.) Afterwards: fio verified across every reset, the reaper
-# did run (send_completion_waits, fault rounds consumed), nothing reported
-# (the debug kernel's KASAN sees a use after free of the QP or CQ).
+# and here at once when the wait is taken out.) Afterwards: fio verified
+# across every reset, the reaper did run (send_completion_waits, fault
+# rounds consumed), nothing reported (the debug kernel's KASAN sees a use
+# after free of the QP or CQ).
+#
+# The same stalls delay rxe's ACK processing, and rxe's retransmit timer
+# fires: its req_retry() rewinds the send queue to the first
+# unacknowledged WR, and the requester executes every local WR after it
+# again, REG_MRs already done included. The MR is valid by then, under
+# the key just registered, and rxe refuses it ("rxe_reg_fast_mr: mr->lkey
+# = K not free", a local QP operation error); the controller recovers.
+# Seen in 7 of 31 runs on Debian's 6.1 (in 0 of 12 on 6.12), and shown
+# with rxe's own source rebuilt to log: "req_retry" comes just before the
+# REG_MR of a WQE in state done, which our driver posted once (counted
+# per request). Not ours, and in-tree nvme-rdma would get it as well. The
+# recovery is a teardown like the resets, so the test waits for it and
+# goes on: fio still verifies across it. Any other work request failure
+# fails the test. (rxe's hw_counters showed no retry: they read 0 here.)
 . "$(dirname "$0")/lib.sh"
 
 nrp_std_setup 128
-nrp_connect --nr-io-queues=2; ctrl=$NRP_CTRL
+nrp_connect --nr-io-queues=2 --reconnect-delay=1; ctrl=$NRP_CTRL
 dev=$(nrp_ns_dev "$ctrl") || nrp_fail "no namespace"
 echo N >"$NRP_DEBUGFS/$ctrl/remote_invalidate" || nrp_fail "no remote_invalidate"
 echo 100000 >"$NRP_DEBUGFS/$ctrl/fault_reap_delay" || nrp_fail "no fault_reap_delay"
@@ -46,7 +61,14 @@ for i in 1 2 3 4; do
 	nrp_running $fio_pid || break
 	[ $(($(nrp_stat "$ctrl" send_completion_waits) - w0)) -gt 32 ] ||
 		nrp_fail "reset $i: the reaper is not running ($(($(nrp_stat "$ctrl" send_completion_waits) - w0)) waits)"
-	echo 1 >"/sys/class/nvme/$ctrl/reset_controller" || nrp_fail "reset $i refused"
+	# a recovery of its own (see the top) is a teardown as well: wait
+	# for it to end, then reset (refused only while one runs)
+	for try in 1 2 3; do
+		nrp_wait_state "$ctrl" $((30 * NRP_SLOW)) ||
+			nrp_fail "$ctrl not live before reset $i"
+		echo 1 2>/dev/null >"/sys/class/nvme/$ctrl/reset_controller" && break
+		[ "$try" -lt 3 ] || nrp_fail "reset $i refused 3 times: $ctrl $(nrp_ctrl_state "$ctrl")"
+	done
 	nrp_wait_state "$ctrl" $((30 * NRP_SLOW)) || nrp_fail "$ctrl not live after reset $i"
 	resets=$i
 done
@@ -56,7 +78,18 @@ grep -q 'verify: bad' /tmp/reaper-fio.log && nrp_fail "data corrupted across the
 waits=$(nrp_delta send_completion_waits)
 late=$((100000 - $(cat "$NRP_DEBUGFS/$ctrl/fault_reap_delay")))
 [ "$late" -gt 0 ] || nrp_fail "no reaper round ran late"
+recov=$(nrp_delta recoveries)
+if [ "$recov" -gt 0 ]; then
+	# every failed WR: flushed, or the REG_MR that rxe refused to redo
+	bad=$(nrp_dmesg_since | grep "failed with status" |
+		grep -v "REG_MR .*local QP operation error\|WR flushed")
+	[ -z "$bad" ] || nrp_fail "a work request failed for another reason: $bad"
+	nrp_dmesg_since | grep -q "rxe_reg_fast_mr: .* not free" ||
+		nrp_fail "$recov error recoveries nobody asked for, none of them rxe's:" \
+			"$(nrp_dmesg_since | grep -m3 'failed with status\|error recovery')"
+fi
 echo "$resets resets under fio with every command reaped late: $waits waits, $late late starts or arms of reaper rounds, data verified"
+echo "error recoveries besides the resets (rxe redoing a REG_MR on retry): $recov"
 
 # and a disconnect with rounds running
 fio --name=reap2 --filename="$dev" --direct=1 --ioengine=libaio --rw=randwrite \
