@@ -130,6 +130,8 @@ struct nrp_request {
 	bool			answered;
 	/* counted in queue->inflight (a queue granted less than tags_max) */
 	bool			counted;
+	/* its WRs went to ib_post_send(); kept only under fault injection */
+	bool			posted;
 	__le16			status;
 	union nvme_result	result;
 	u8			dma_kind;	/* enum nrp_dma_kind */

@@ -154,8 +154,22 @@ static void nrp_send_done(struct ib_cq *cq, struct ib_wc *wc)
 /* REG_MR is posted unsignaled: only failures come back here. */
 static void nrp_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 {
-	if (unlikely(wc->status != IB_WC_SUCCESS))
-		nrp_wr_failed(wc->qp->qp_context, wc, "REG_MR");
+	struct nrp_request *req;
+
+	if (likely(wc->status == IB_WC_SUCCESS))
+		return;
+	/*
+	 * Which key the provider refused: rxe names the key its MR holds
+	 * ("not free"), so the two together tell a registration done twice
+	 * (same key) from an MR reused while still valid (older key).
+	 */
+	if (wc->status != IB_WC_WR_FLUSH_ERR) {
+		req = container_of(wc->wr_cqe, struct nrp_request, reg_cqe);
+		dev_info(req->queue->ctrl->ctrl.device,
+			 "REG_MR of rkey %#x refused: queue %d\n",
+			 req->reg_wr.key, nrp_qid(req->queue));
+	}
+	nrp_wr_failed(wc->qp->qp_context, wc, "REG_MR");
 }
 
 static void nrp_inv_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -661,6 +675,27 @@ static int nrp_post_refused(struct nrp_queue *queue, struct ib_send_wr *head,
 	return -ENOMEM;
 }
 
+/*
+ * Fault injection: prove that each use of a request is posted once. Tests
+ * that stall softirq (fault_reap_delay) make rxe retransmit, and rxe's
+ * retry executes the REG_MRs behind the first unacknowledged WR again,
+ * which it refuses ("not free") as it would a REG_MR posted twice: this
+ * tells the two apart, with a warning the tests fail on.
+ */
+static void nrp_mark_posted(struct ib_send_wr *wr)
+{
+	struct nrp_request *req;
+
+	for (; wr; wr = wr->next) {
+		if (wr->opcode != IB_WR_SEND)
+			continue;
+		req = container_of(wr, struct nrp_request, send_wr);
+		WARN_ONCE(req->posted, "nvme_rdma_p2p: tag %d posted twice\n",
+			  blk_mq_rq_from_pdu(req)->tag);
+		req->posted = true;
+	}
+}
+
 static void nrp_post_chain(struct nrp_queue *queue, struct ib_send_wr *head)
 {
 	const struct ib_send_wr *bad = NULL;
@@ -668,6 +703,8 @@ static void nrp_post_chain(struct nrp_queue *queue, struct ib_send_wr *head)
 
 	if (!head)
 		return;
+	if (unlikely(!nrp_faults_off()))
+		nrp_mark_posted(head);
 
 	/* fault injection: only chains with a registration qualify */
 	if (unlikely(!nrp_faults_off()) && nrp_first_reg(head) &&
@@ -844,6 +881,7 @@ static enum nrp_prep_result nrp_prep_rq(struct nrp_queue *queue,
 	req->send_wr.next = NULL;
 	req->send_wr.num_sge = req->num_sge;
 	req->answered = false;
+	req->posted = false;
 
 	nvme_start_request(rq);
 	nrp_qstat_inc(queue, NRP_STAT_COMMANDS);
