@@ -677,8 +677,8 @@ static int nrp_post_refused(struct nrp_queue *queue, struct ib_send_wr *head,
 
 /*
  * Fault injection: prove that each use of a request is posted once. Tests
- * that stall softirq (fault_reap_delay) make rxe retransmit, and rxe's
- * retry executes the REG_MRs behind the first unacknowledged WR again,
+ * that stall softirq (fault_reap_delay) make 6.1's rxe retransmit, and its
+ * retry executes again the REG_MRs from the oldest WQE it has not retired,
  * which it refuses ("not free") as it would a REG_MR posted twice: this
  * tells the two apart, with a warning the tests fail on.
  */
