@@ -255,14 +255,19 @@ for m in between-attempts attempt-started; do
 	if [ $m = attempt-started ]; then
 		# the count after the port is on: an attempt counted before
 		# (it counts as it starts) may have started without the port
-		# and failed by the time the removal comes (a CI run's did)
+		# and failed by the time the removal comes (a CI run's did).
+		# One that started between port_on and the read may instead
+		# have found the port and reconnected: then no attempt follows
+		# (another CI run's did), and the removal meets a live
+		# controller, which it must delete (checked below).
 		port_on
 		nrp_read_stat "$ctrl" reconnect_attempts
 		att=$NRP_VAL
 		end=$((SECONDS + 20))
 		while nrp_read_stat "$ctrl" reconnect_attempts && [ "$NRP_VAL" = "$att" ]; do
+			[ "$(nrp_ctrl_state "$ctrl")" != live ] || break
 			[ $SECONDS -le $end ] ||
-				nrp_fail "reconnect at $m: no attempt 20 s after the target came back"
+				nrp_fail "reconnect at $m: no attempt 20 s after the target came back, and $ctrl is $(nrp_ctrl_state "$ctrl")"
 			nrp_nap 0.01
 		done
 	else
