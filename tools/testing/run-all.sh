@@ -180,6 +180,17 @@ multipath_of() { # KERNEL
 	*)			echo "" ;;
 	esac
 }
+# The P2PDMA guests that run multipath=Y boot as a GPU server is sized: 240
+# possible CPUs (two online, as TCG has two cores), so that every P2P and
+# multipath test sizes its per-controller structures by nr_cpu_ids as on a
+# 224-thread host (the stock kernel's shape boot, shape_part, adds many
+# controllers and 16 online CPUs). The others keep the rig's 2 CPUs.
+smp_of() { # KERNEL
+	case $(multipath_of "$1") in
+	Y)	echo 2,maxcpus=240 ;;
+	*)	echo 2 ;;
+	esac
+}
 # A guest boot's limit, there for a hang: the suite's time is checked on
 # its own (suite/time-budget). The check tier's stock boot takes about 30
 # minutes on a quiet host and twice that on a busy shared one; the full
@@ -766,9 +777,11 @@ guest_part() { # KERNEL TEST...
 	esac
 	local mp=()
 	[ -z "$(multipath_of "$k")" ] || mp=(--multipath "$(multipath_of "$k")")
-	nrp_log "guest $tag: running the in-guest suite${mp[*]:+ (nvme_core ${mp[*]})}"
+	local smp
+	smp=$(smp_of "$k")
+	nrp_log "guest $tag: running the in-guest suite${mp[*]:+ (nvme_core ${mp[*]})}, -smp $smp"
 	timed "guest $tag" suite_run "$tag" "$k" --foreign-ko "$foreign" "${dkms[@]}" "${mp[@]}" \
-		-- tools/testing/selftests/nvme-rdma-p2p/run_tests.sh "${limit[@]}" "${tests[@]}"
+		--smp "$smp" -- tools/testing/selftests/nvme-rdma-p2p/run_tests.sh "${limit[@]}" "${tests[@]}"
 }
 
 # Two guests joined by two Ethernet links (tools/vm/run-pair.sh): link
