@@ -99,5 +99,22 @@ nrp_path_sysfs() {
 # Requests in flight on path $1 (a sysfs disk directory): reads + writes.
 nrp_path_inflight() { awk '{ print $1 + $2 }' "$1/inflight" 2>/dev/null; }
 
+# Requests that hold a tag of path $1 (a sysfs disk directory), started
+# or not: the busy count of every hardware queue's tags in blk-mq's
+# debugfs (bitmap_tags, not the reserved tag of a connect). inflight
+# counts only started requests; one that got a tag and waits on a
+# quiesced queue (dispatch list, plug flush) is counted here alone.
+# Empty when the kernel has no blk-mq debugfs.
+nrp_path_tagged() {
+	local d
+	d=/sys/kernel/debug/block/$(basename "$1")
+	[ -d "$d" ] || return 1
+	cat "$d"/hctx*/tags 2>/dev/null | awk '
+		/^bitmap_tags:/ { in_bt = 1; next }
+		/^[a-z_]*tags:/ { in_bt = 0 }
+		in_bt && /^busy=/ { sub(/^busy=/, ""); n += $0 }
+		END { print n + 0 }'
+}
+
 # Data I/Os path $1 has completed (reads + writes).
 nrp_path_ios() { awk '{ print $1 + $5 }' "$1/stat" 2>/dev/null; }

@@ -10,9 +10,12 @@
 # other path, not kept until a reconnect (the port stays away for 60 s)
 # or ctrl_loss_tmo.
 # Measured: the time from the port going away until path 2 holds no
-# request, and fio, whose requests all complete, finishes verified while
-# port 2 is still away. Then the port comes back, path 2 reconnects and
-# carries I/O again.
+# request (none in flight, none holding a tag of it unstarted), and fio,
+# whose requests all complete, finishes verified while port 2 is still
+# away. Then the port comes back, path 2 reconnects and carries I/O
+# again. With the I/O queues left quiesced while reconnecting (d87c58c,
+# before e924085) path 2 emptied as fast, but fio's I/O never completed:
+# this test failed with fio still waiting 285 s after the port went away.
 # nrp-timeout: 900
 . "$(dirname "$0")/lib_mpath.sh"
 
@@ -64,7 +67,9 @@ done
 q=$(nrp_path_inflight "$p2")
 nrp_running $fio_pid || nrp_fail "fio ended before the port went away"
 [ "$q" -ge 12 ] || nrp_fail "path 2 never had its tags taken ($q in flight)"
-echo "path 2: $q in flight of its 15 I/O tags; fio 256 deep"
+tq=$(nrp_path_tagged "$p2")
+[ -n "$tq" ] || nrp_fail "no blk-mq debugfs tags for $p2: cannot see requests that hold a tag unstarted"
+echo "path 2: $q in flight of its 15 I/O tags ($tq tagged); fio 256 deep"
 
 nrp_dmesg_mark
 t0=$(nrp_now)
@@ -73,13 +78,18 @@ nrp_cleanup_push "nrp_port_on 2"
 tleft=
 for _ in $(seq $((600 * NRP_SLOW))); do
 	[ -z "$tleft" ] && [ "$(nrp_ctrl_state "$c2")" != live ] && tleft=$(nrp_secs "$t0" "$(nrp_now)")
-	[ -n "$tleft" ] && [ "$(nrp_path_inflight "$p2")" = 0 ] && break
+	# started ones (inflight) and those that took a tag of path 2 and
+	# wait unstarted on its queue, which a quiesced queue keeps
+	[ -n "$tleft" ] && [ "$(nrp_path_inflight "$p2")" = 0 ] &&
+		[ "$(nrp_path_tagged "$p2")" = 0 ] && break
 	sleep 0.1
 done
 tdrain=$(nrp_secs "$t0" "$(nrp_now)")
 [ -n "$tleft" ] || nrp_fail "$c2 stayed live with its port gone"
 left=$(nrp_path_inflight "$p2")
-[ "$left" = 0 ] || nrp_fail "$left requests still queued on path 2 ${tdrain}s after its port went away ($c2 $(nrp_ctrl_state "$c2")): they wait for the reconnect"
+[ "$left" = 0 ] || nrp_fail "$left requests still in flight on path 2 ${tdrain}s after its port went away ($c2 $(nrp_ctrl_state "$c2")): they wait for the reconnect"
+left=$(nrp_path_tagged "$p2")
+[ "$left" = 0 ] || nrp_fail "$left requests still hold tags of path 2 ${tdrain}s after its port went away ($c2 $(nrp_ctrl_state "$c2")), unstarted: they wait for the reconnect"
 echo "port 2 away: $c2 left live after ${tleft}s, path 2 empty after ${tdrain}s"
 # fio finishes over path 1 alone, port 2 still away
 for _ in $(seq $((1200 * NRP_SLOW))); do
