@@ -690,15 +690,24 @@ static void nrp_stop_ctrl(struct nvme_ctrl *nctrl)
 	 * A delete: I/O waiting on the dispatch lists for a reconnect
 	 * (nrp_queue_rq()) must now fail (it finds the queues not live), or
 	 * removing the namespaces would wait for it forever. No attempt
-	 * runs any more (err_work, reconnect and reset are over), so the
-	 * queues may be quiesced and unquiesced here, which runs every one
-	 * of them whether the last attempt left them open or not.
+	 * runs any more (err_work, reconnect and reset are over): open the
+	 * queues if the last attempt left them quiesced, and run them.
+	 *
+	 * Not a quiesce and unquiesce pair, which would run them too: the
+	 * scan work may still be adding a namespace (a delete right after
+	 * the connect; nvme_remove_namespaces() flushes it only after us).
+	 * On 6.12 both walk the tag set's list of queues (6.1 marks each
+	 * namespace stopped), so a queue that joins between the two is
+	 * unquiesced without having been quiesced, and blk-mq WARNs: seen
+	 * on 6.12 with 240 possible CPUs, which make a new queue slower to
+	 * set up. The unquiesce alone acts only on what the core marked
+	 * stopped.
 	 */
 	switch (nvme_ctrl_state(nctrl)) {
 	case NVME_CTRL_DELETING:
 	case NVME_CTRL_DELETING_NOIO:
-		nrp_quiesce_io_queues(nctrl);
 		nrp_unquiesce_io_queues(nctrl);
+		nrp_run_io_queues(ctrl);
 		break;
 	default:
 		break;

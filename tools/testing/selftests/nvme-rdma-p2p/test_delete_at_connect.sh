@@ -1,0 +1,56 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# A controller deleted the moment its connect returns, as a script's
+# "nvme disconnect" right after "nvme connect" does, while the core's scan
+# work may still be adding its namespace. The delete must not unbalance
+# the namespace queue's quiesce count: on 6.12 the core quiesces and
+# unquiesces the whole tag set's list of queues, and blk-mq WARNs when a
+# queue that joined in between is unquiesced without having been
+# quiesced (nrp_stop_ctrl(); first seen in fuzz_options on 6.12 with 240
+# possible CPUs). NRP_DELETE_ROUNDS rounds (default 40) of a connect and
+# an immediate delete; then no kernel report, nothing left
+# behind (run_tests.sh checks the module's reference count after it).
+. "$(dirname "$0")/lib.sh"
+
+rounds=${NRP_DELETE_ROUNDS:-40}
+nrp_std_setup 64
+nrp_cleanup_push nrp_disconnect_all
+nrp_dmesg_mark
+# Each round writes the options to /dev/nvme-fabrics and deletes the new
+# controller within microseconds, as the fuzzer did when it found this:
+# nvme-cli's own connect reads sysfs back for long enough that the scan
+# has finished. A round also notes whether the namespace's disk existed
+# when the delete began (the scan had finished) or not.
+out=$(python3 - "$rounds" "transport=$NRP_TRANSPORT,traddr=$NRP_TGT_IP4,trsvcid=$NRP_PORT,nqn=$NRP_SUBNQN,nr_io_queues=2,nr_write_queues=2" <<'PY'
+import glob, os, sys
+rounds, opts = int(sys.argv[1]), sys.argv[2].encode()
+early = 0
+for i in range(1, rounds + 1):
+    fd = os.open("/dev/nvme-fabrics", os.O_RDWR)
+    try:
+        os.write(fd, opts)
+        line = os.read(fd, 256).decode(errors="replace")
+    except OSError as e:
+        sys.exit("round %d: connect failed: %s" % (i, e))
+    finally:
+        os.close(fd)
+    inst = [f.split("=", 1)[1] for f in line.strip().split(",") if f.startswith("instance=")]
+    if not inst:
+        sys.exit("round %d: no instance in %r" % (i, line))
+    ctrl = "/sys/class/nvme/nvme" + inst[0]
+    if not glob.glob(ctrl + "/nvme*n1"):
+        early += 1
+    try:
+        with open(ctrl + "/delete_controller", "w") as f:
+            f.write("1")
+    except OSError as e:
+        sys.exit("round %d: deleting nvme%s failed: %s" % (i, inst[0], e))
+    if os.path.exists(ctrl):
+        sys.exit("round %d: nvme%s still there after its delete returned" % (i, inst[0]))
+print("%d connects each deleted at once; %d before the namespace was added" % (rounds, early))
+PY
+) || nrp_fail "$out"
+echo "$out"
+nrp_assert_no_splat
+nrp_assert_no_ctrls
+nrp_pass
