@@ -51,10 +51,16 @@ head_wait() {
 }
 
 # The kernel's P2PDMA queue flag of disk $1 (1 or 0), where blk-mq
-# debugfs shows it; nothing where it does not.
+# debugfs shows it; nothing where it does not. From 6.11 it is a queue
+# limits feature (BLK_FEAT_PCI_P2PDMA), which the debugfs state file,
+# still there, never lists: reading it there would say 0 of every queue.
 kernel_flag() {
-	local st=/sys/kernel/debug/block/$1/state
+	local st=/sys/kernel/debug/block/$1/state v
 	[ -r "$st" ] || return 0
+	v=$(uname -r)
+	v=${v%%[!0-9.]*}
+	v=$(echo "$v" | awk -F. '{ print $1 * 1000 + $2 }')
+	[ "$v" -lt 6011 ] || return 0
 	if tr '|' '\n' <"$st" | grep -qx PCI_P2PDMA; then echo 1; else echo 0; fi
 }
 

@@ -17,7 +17,9 @@
 command -v python3 >/dev/null || nrp_fail "python3 is not installed"
 nrp_p2p_require
 nrp_nvme_core_multipath N
-nrp_gpu_setup
+# a window of 16 MiB for the driver, the rest of the BAR free for user
+# space (p2pmem/allocate, 6.2 on): a provider nrp-check rates ok
+NRP_GPU_ARGS=window_mb=16 nrp_gpu_setup
 gpu=$(basename "$NRP_GPU_PCI")
 nrp_rdma_setup "${NRP_RDMA_TYPE:-rxe}"
 type=${NRP_RDMA_TYPE:-rxe}
