@@ -24,6 +24,15 @@ dev=$(nrp_ns_dev "$ctrl") || nrp_fail "no namespace"
 nrp_expect "I/O queue depth" "$(limit io_queue_depth)" 128
 depth0=$(limit io_queue_tags)
 [ "$depth0" -le 128 ] || nrp_fail "tags $depth0 above the depth of 128"
+# the tag set's depth, which a reconnect keeps: nr_tags of the
+# namespace's hardware queue in blk-mq's debugfs, the set's queue_depth
+# with the connect's reserved tag in it (6.1's nvme_alloc_io_tag_set()
+# makes it sqsize + 1, 128; 6.12's sqsize, 127). Not nr_requests, which
+# follows an I/O scheduler's tags.
+set_depth=$(awk -F= '$1 == "nr_tags" { print $2 }' \
+	"/sys/kernel/debug/block/$(basename "$dev")/hctx0/tags")
+[ -n "$set_depth" ] || nrp_fail "no blk-mq debugfs tags for $dev"
+echo "tag set depth: $set_depth"
 
 nrp_snap
 errs0=$(nrp_stat "$ctrl" errors)
@@ -47,7 +56,7 @@ nrp_dmesg_wait "fault: queue size 16 instead of 128" $((30 * NRP_SLOW)) ||
 	nrp_fail "the reset did not take the smaller queue: $(nrp_dmesg_since | tail -n 5)"
 nrp_wait_state "$ctrl" $((30 * NRP_SLOW)) || nrp_fail "$ctrl not live after the reset"
 nrp_expect "I/O queue depth after the reset" "$(limit io_queue_depth)" 16
-nrp_expect "tags the queue must take (the tag set's)" "$(limit io_queue_tags)" "$depth0"
+nrp_expect "tags the queue must take (the tag set's)" "$(limit io_queue_tags)" "$set_depth"
 held=$(nrp_delta queue_full_requeues)
 nrp_running $fio_pid || nrp_fail "fio ended with the reset: $(tail -n 3 /tmp/qshrink-fio.log)"
 # the deep I/O goes on over the shallow queue
