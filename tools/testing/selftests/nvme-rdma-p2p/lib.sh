@@ -96,6 +96,11 @@ nrp_dmesg_since() {
 	fi
 }
 
+# A test's kernel log begins with the test: a report that an earlier test
+# of the same boot left behind is that test's failure, not every later
+# one's (a 6.12 WARN in fuzz_options failed five tests after it).
+nrp_dmesg_mark
+
 # Wait up to $2 seconds for a kernel log line since nrp_dmesg_mark that
 # matches $1 (grep); false when none came.
 nrp_dmesg_wait() {
