@@ -701,7 +701,10 @@ static void nrp_stop_ctrl(struct nvme_ctrl *nctrl)
 	 * unquiesced without having been quiesced, and blk-mq WARNs: seen
 	 * on 6.12 with 240 possible CPUs, which make a new queue slower to
 	 * set up. The unquiesce alone acts only on what the core marked
-	 * stopped.
+	 * stopped (6.12's nvme_remove_namespaces() unquiesces again, 6.1's
+	 * does not). Where it is marked (a reset the delete cut short),
+	 * 6.12's walk can still meet a queue the scan added meanwhile, as
+	 * in-tree's err_work and reset can.
 	 */
 	switch (nvme_ctrl_state(nctrl)) {
 	case NVME_CTRL_DELETING:

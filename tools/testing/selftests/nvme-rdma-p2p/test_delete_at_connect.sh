@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# A controller deleted the moment its connect returns, as a script's
-# "nvme disconnect" right after "nvme connect" does, while the core's scan
-# work may still be adding its namespace. The delete must not unbalance
+# A controller deleted the moment its connect returns (a tool that
+# writes to /dev/nvme-fabrics and deletes at once, as fuzz_options does),
+# while the core's scan work may still be adding its namespace. The delete must not unbalance
 # the namespace queue's quiesce count: on 6.12 the core quiesces and
 # unquiesces the whole tag set's list of queues, and blk-mq WARNs when a
 # queue that joined in between is unquiesced without having been
@@ -51,6 +51,9 @@ print("%d connects each deleted at once; %d before the namespace was added" % (r
 PY
 ) || nrp_fail "$out"
 echo "$out"
+# the race needs deletes that come before the scan has added the namespace
+early=$(echo "$out" | sed -n 's/.*; \([0-9]*\) before the namespace.*/\1/p')
+[ "${early:-0}" -gt 0 ] || nrp_fail "no delete came before the namespace was added: the test did not test the race"
 nrp_assert_no_splat
 nrp_assert_no_ctrls
 nrp_pass
