@@ -2,14 +2,15 @@
 # SPDX-License-Identifier: GPL-2.0
 # A controller deleted the moment its connect returns (a tool that
 # writes to /dev/nvme-fabrics and deletes at once, as fuzz_options does),
-# while the core's scan work may still be adding its namespace. The delete must not unbalance
-# the namespace queue's quiesce count: on 6.12 the core quiesces and
-# unquiesces the whole tag set's list of queues, and blk-mq WARNs when a
-# queue that joined in between is unquiesced without having been
-# quiesced (nrp_stop_ctrl(); first seen in fuzz_options on 6.12 with 240
-# possible CPUs). NRP_DELETE_ROUNDS rounds (default 40) of a connect and
-# an immediate delete; then no kernel report, nothing left
-# behind (run_tests.sh checks the module's reference count after it).
+# while the core's scan work may still be adding its namespace. The
+# delete must not unbalance the namespace queue's quiesce count: on 6.12
+# the core quiesces and unquiesces the whole tag set's list of queues,
+# and blk-mq WARNs when a queue that joined in between is unquiesced
+# without having been quiesced (nrp_stop_ctrl(); first seen in
+# fuzz_options on 6.12 with 240 possible CPUs). NRP_DELETE_ROUNDS rounds
+# (default 40) of a connect and an immediate delete; then no kernel
+# report, nothing left behind (run_tests.sh checks the module's reference
+# count after it).
 . "$(dirname "$0")/lib.sh"
 
 rounds=${NRP_DELETE_ROUNDS:-40}
@@ -21,39 +22,33 @@ nrp_dmesg_mark
 # nvme-cli's own connect reads sysfs back for long enough that the scan
 # has finished. A round also notes whether the namespace's disk existed
 # when the delete began (the scan had finished) or not.
-out=$(python3 - "$rounds" "transport=$NRP_TRANSPORT,traddr=$NRP_TGT_IP4,trsvcid=$NRP_PORT,nqn=$NRP_SUBNQN,nr_io_queues=2,nr_write_queues=2" <<'PY'
+# The connect and the delete are fuzz_options.py's own.
+out=$(PYTHONPATH=$(dirname "$0") python3 - "$rounds" "transport=$NRP_TRANSPORT,traddr=$NRP_TGT_IP4,trsvcid=$NRP_PORT,nqn=$NRP_SUBNQN,nr_io_queues=2,nr_write_queues=2" <<'PY'
 import glob, os, sys
+from fuzz_options import connect, delete
 rounds, opts = int(sys.argv[1]), sys.argv[2].encode()
 early = 0
 for i in range(1, rounds + 1):
-    fd = os.open("/dev/nvme-fabrics", os.O_RDWR)
-    try:
-        os.write(fd, opts)
-        line = os.read(fd, 256).decode(errors="replace")
-    except OSError as e:
-        sys.exit("round %d: connect failed: %s" % (i, e))
-    finally:
-        os.close(fd)
+    err, line = connect(opts)
+    if err:
+        sys.exit("round %d: connect failed: %s" % (i, os.strerror(err)))
     inst = [f.split("=", 1)[1] for f in line.strip().split(",") if f.startswith("instance=")]
     if not inst:
         sys.exit("round %d: no instance in %r" % (i, line))
     ctrl = "/sys/class/nvme/nvme" + inst[0]
     if not glob.glob(ctrl + "/nvme*n1"):
         early += 1
-    try:
-        with open(ctrl + "/delete_controller", "w") as f:
-            f.write("1")
-    except OSError as e:
-        sys.exit("round %d: deleting nvme%s failed: %s" % (i, inst[0], e))
+    if not delete(line):
+        sys.exit("round %d: deleting nvme%s failed" % (i, inst[0]))
     if os.path.exists(ctrl):
         sys.exit("round %d: nvme%s still there after its delete returned" % (i, inst[0]))
 print("%d connects each deleted at once; %d before the namespace was added" % (rounds, early))
+# the race needs deletes that come before the scan has added the namespace
+if not early:
+    sys.exit("no delete came before the namespace was added: the test did not test the race")
 PY
 ) || nrp_fail "$out"
 echo "$out"
-# the race needs deletes that come before the scan has added the namespace
-early=$(echo "$out" | sed -n 's/.*; \([0-9]*\) before the namespace.*/\1/p')
-[ "${early:-0}" -gt 0 ] || nrp_fail "no delete came before the namespace was added: the test did not test the race"
 nrp_assert_no_splat
 nrp_assert_no_ctrls
 nrp_pass
