@@ -243,6 +243,25 @@ static int nrp_alloc_io_tag_set(struct nrp_ctrl *ctrl)
 				     NRP_FIRST_SGL_BYTES);
 }
 
+static void nrp_run_ns_queue(struct nvme_ns *ns, void *unused)
+{
+	blk_mq_run_hw_queues(ns->queue, true);
+}
+
+/*
+ * Dispatch again what waits on the I/O queues' dispatch lists. Only run
+ * them: a quiesce that a reconnect attempt holds while it tears queues
+ * down (nrp_configure_io_queues()) must not be lifted from here, and a
+ * quiesced queue does not dispatch; the attempt runs them when it
+ * unquiesces.
+ */
+static void nrp_run_io_queues(struct nrp_ctrl *ctrl)
+{
+	struct nrp_ns_visit v = { .fn = nrp_run_ns_queue };
+
+	nrp_visit_ns(&ctrl->ctrl, &v);
+}
+
 static int nrp_configure_io_queues(struct nrp_ctrl *ctrl, bool new)
 {
 	int ret, nr_known;
@@ -272,13 +291,17 @@ static int nrp_configure_io_queues(struct nrp_ctrl *ctrl, bool new)
 		/*
 		 * Requests waiting on the dispatch lists since the connection
 		 * went (nrp_queue_rq()) go out on the new queues now; the
-		 * freeze waits for them. Quiesced first, so that unquiescing
-		 * runs every queue whether the last attempt left them open or
-		 * not.
+		 * freeze waits for them. The queues are open (err_work and
+		 * the last attempt leave them so) or quiesced (a reset):
+		 * unquiesce what is quiesced and run them all. Not a quiesce
+		 * and unquiesce pair, which would run them too: on 6.12 both
+		 * walk the tag set's queues, and one the scan work adds in
+		 * between would be unquiesced without having been quiesced
+		 * (see nrp_stop_ctrl()).
 		 */
-		nrp_quiesce_io_queues(&ctrl->ctrl);
 		nvme_start_freeze(&ctrl->ctrl);
 		nrp_unquiesce_io_queues(&ctrl->ctrl);
+		nrp_run_io_queues(ctrl);
 		if (!nvme_wait_freeze_timeout(&ctrl->ctrl, NVME_IO_TIMEOUT)) {
 			/*
 			 * Something still holds requests after a full I/O
@@ -522,25 +545,6 @@ out_reopen_queues:
 		nrp_unquiesce_admin_queue(nctrl);
 	}
 	return ret;
-}
-
-static void nrp_run_ns_queue(struct nvme_ns *ns, void *unused)
-{
-	blk_mq_run_hw_queues(ns->queue, true);
-}
-
-/*
- * Dispatch again what waits on the I/O queues' dispatch lists. Only run
- * them: a quiesce that a reconnect attempt holds while it tears queues
- * down (nrp_configure_io_queues()) must not be lifted from here, and a
- * quiesced queue does not dispatch; the attempt runs them when it
- * unquiesces.
- */
-static void nrp_run_io_queues(struct nrp_ctrl *ctrl)
-{
-	struct nrp_ns_visit v = { .fn = nrp_run_ns_queue };
-
-	nrp_visit_ns(&ctrl->ctrl, &v);
 }
 
 /*
