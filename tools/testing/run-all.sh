@@ -17,14 +17,15 @@
 #          nrp-check on a PCIe topology in a p2p boot of its own. Two
 #          guests run at a time (lanes, below).
 #   full   everything: all tests on the debug kernel and stock 6.12 too,
-#          the whole suite over siw on both P2PDMA kernels, the two-guest
-#          tests on every kernel, the topology also with an AMD Zen CPU
-#          and an IOMMU, "make demo" itself and a short "make bench".
+#          the whole suite over siw on both P2PDMA kernels, 6.12's P2P
+#          tests also with multipath=N, the two-guest tests on every
+#          kernel, the topology also with an AMD Zen CPU and an IOMMU,
+#          "make demo" itself and a short "make bench".
 # Kernel names are those of tools/vm/run-guest.sh: stock, p2p, debug are
 # Linux 6.1; stock-6.12 and p2p-6.12 the same flavours of Linux 6.12.
 # TEST names in-guest tests (e.g. module_load); default: all of them.
-# NRP_DEBUG_TESTS, NRP_SIW_KERNELS, NRP_PAIR_KERNELS, NRP_PAIR_TESTS=all and
-# NRP_TOPOLOGY override the tier's choices (see below). --no-setup and
+# NRP_DEBUG_TESTS, NRP_SIW_KERNELS, NRP_MPN_KERNELS, NRP_PAIR_KERNELS,
+# NRP_PAIR_TESTS=all and NRP_TOPOLOGY override the tier's choices (see below). --no-setup and
 # --no-host-tests leave out those parts (the host test of this runner uses
 # them, with NRP_RUN_GUEST naming a stand-in for tools/vm/run-guest.sh, and
 # NRP_HOST_TESTS a directory of stand-in host tests).
@@ -526,6 +527,18 @@ if [ "$tier" = full ]; then
 	siw_all+=(demo p2p_checkpoint p2p_concurrent p2p_multipath p2p_nvmet
 		p2p_unreachable "${uspace_tests[@]}")
 fi
+# The P2P tests once more with nvme_core reloaded with multipath=N
+# (NAME@mpn, run_tests.sh), in the same boot, on the P2PDMA kernels of
+# NRP_MPN_KERNELS (default: in the full tier the 6.12 one, which boots with
+# Y there; 6.1's P2PDMA kernel runs Y in the check tier and N in the full
+# tier), so that the full tier runs each series' P2P path both ways:
+# through the multipath head and on the controller's own disk. About 6
+# minutes of a TCG guest.
+mpn_default=
+[ "$tier" = full ] && mpn_default=p2p-6.12
+mpn_kernels=${NRP_MPN_KERNELS-$mpn_default}
+mpn_tests=(gpu_standin mapping_modes p2p_auth p2p_checkpoint p2p_concurrent p2p_nvmet
+	p2p_unreachable "${uspace_tests[@]}")
 # The check tier's siw pass: what iWARP changes under our queues. Its
 # connection manager (no path resolution, ports of its own: connect), its
 # memory registration limits (page lists, SGEs, inline size: fio_verify's
@@ -728,6 +741,11 @@ guest_part() { # KERNEL TEST...
 		[ "$tier" = check ] && [ $# = 0 ] && siw_pass=("${siw_check[@]}")
 		for t in "${siw_pass[@]}"; do
 			is_named "$t" && tests+=("$t@siw")
+		done
+	fi
+	if in_list "$k" $mpn_kernels; then
+		for t in "${mpn_tests[@]}"; do
+			is_named "$t" && tests+=("$t@mpn")
 		done
 	fi
 	need_kernel "$k" || { result fail "$k/kernel-build" "see $out/kernel-$k.log"; return 0; }

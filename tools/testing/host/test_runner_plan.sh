@@ -19,16 +19,18 @@ trap 'rm -rf "$work"' EXIT
 cache=$work/cache
 mkdir -p "$cache/kernel"
 ln -s "$NRP_CACHE/src" "$cache/src"
-dbg=$(NRP_CACHE=$cache bash -c ". '$TOP/tools/vm/lib.sh'; nrp_use_kernel debug; nrp_kernel_dir debug")
-mkdir -p "$dbg" && touch "$dbg/.done"
+for k in debug p2p-6.12; do
+	d=$(NRP_CACHE=$cache bash -c ". '$TOP/tools/vm/lib.sh'; nrp_use_kernel $k; nrp_kernel_dir $k")
+	mkdir -p "$d" && touch "$d/.done"
+done
 
-plan() { # NAME KERNELS... [-- TEST...]: run the check tier's plan
+plan() { # NAME KERNELS... [-- TEST...]: run the tier's plan (NRP_TIER, default check)
 	local name=$1 ks=()
 	shift
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do ks+=("$1"); shift; done
 	[ $# -gt 0 ] && shift
 	NRP_CACHE=$cache NRP_STUB_MODE=record NRP_RUN_GUEST=$stub NRP_SHAPE_SMP=${NRP_SHAPE_SMP-} \
-		NRP_TOPOLOGY= "$TOP/tools/testing/run-all.sh" --tier check --no-setup --no-host-tests \
+		NRP_TOPOLOGY= "$TOP/tools/testing/run-all.sh" --tier "${NRP_TIER:-check}" --no-setup --no-host-tests \
 		--kernels "${ks[*]}" --out "$work/$name" "$@" >"$work/$name.log" 2>&1 ||
 		{ tail -n 30 "$work/$name.log"; fail "$name: run-all.sh on the stand-in failed"; }
 }
@@ -67,6 +69,16 @@ got=$(job named stock | xargs)
 got=$(job named stock-smp2-max240 | xargs)
 [ "$got" = shape_fabric ] || fail "named shape_fabric connect: the shape guest runs '$got'"
 echo "named: connect in the stock boot, shape_fabric in the shape guest"
+
+# The full tier runs 6.12's P2P tests once more with multipath=N, in the
+# same boot (which has Y): the P2P tests named get @mpn, the others not.
+NRP_TIER=full NRP_SIW_KERNELS= plan mpn p2p-6.12 -- p2p_checkpoint sg_tables p2p_user_raw
+got=$(job mpn p2p-6.12 | xargs)
+want="p2p_checkpoint sg_tables p2p_user_raw p2p_checkpoint@mpn p2p_user_raw@mpn"
+[ "$got" = "$want" ] || fail "full tier, p2p-6.12: runs '$got', not '$want'"
+grep -q -- '--multipath Y' "$work/mpn/guest-p2p-6.12/job.txt" ||
+	fail "full tier, p2p-6.12: the boot is not multipath=Y: $(cat "$work/mpn/guest-p2p-6.12/job.txt")"
+echo "full p2p-6.12: $got, in a multipath=Y boot"
 
 plan alone debug
 d=$(job alone debug)

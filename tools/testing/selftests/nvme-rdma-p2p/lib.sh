@@ -114,6 +114,47 @@ nrp_dmesg_wait() {
 
 nrp_mod_loaded() { [ -d "/sys/module/$1" ] && grep -q "^$1 " /proc/modules; }
 
+# Unload module $1 and, first, every module that holds it (depth first);
+# a busy one stays, and so does what it holds.
+nrp_mod_unload_tree() {
+	local h
+	for h in /sys/module/"$1"/holders/*; do
+		[ -e "$h" ] && nrp_mod_unload_tree "${h##*/}"
+	done
+	nrp_mod_loaded "$1" && modprobe -r "$1" 2>/dev/null
+	return 0
+}
+
+# Reload nvme_core with multipath=$1 (Y or N) unless it already has it;
+# a later test gets the default back. A test run as NAME@mpn
+# (run_tests.sh) runs with N whatever the boot says; one that asks for Y
+# itself cannot.
+nrp_nvme_core_multipath() {
+	local want=$1 cur m
+	[ -z "${NRP_CORE_MULTIPATH:-}" ] || [ "$NRP_CORE_MULTIPATH" = "$want" ] ||
+		nrp_fail "this test needs nvme_core multipath=$want, it cannot run with multipath=$NRP_CORE_MULTIPATH (@mpn)"
+	cur=$(cat /sys/module/nvme_core/parameters/multipath 2>/dev/null)
+	[ "$cur" = "$want" ] && return 0
+	if [ -n "$cur" ]; then
+		# A controller the last test deleted may still be being freed
+		# (its references on the modules go last): wait for that, up
+		# to 30 s, rather than fail on the first busy module.
+		# Every module that holds nvme_core goes first, whoever loaded
+		# it: the fabrics layer loads nvme-<transport> on demand, so an
+		# earlier test's "transport=fc" leaves nvme_fc behind.
+		local end=$((SECONDS + 30))
+		while :; do
+			nrp_mod_unload_tree nvme_core
+			nrp_mod_loaded nvme_core || break
+			((SECONDS < end)) ||
+				nrp_fail "nvme_core is in use, cannot reload it with multipath=$want: $(lsmod | grep -E '^(nvme|t10_pi)' | tr -s ' ' | tr '\n' ';')"
+			sleep 0.5
+		done
+	fi
+	nrp_must modprobe nvme_core multipath="$want"
+	nrp_cleanup_push "modprobe -r nvme_fabrics nvme_core"
+}
+
 # Load the module under test with the given parameters.
 nrp_load() {
 	nrp_must modprobe nvme-rdma-p2p "$@"
@@ -849,3 +890,13 @@ nrp_pair_fault_io() {
 	NRP_FAULT_REPORT+=" fio ${mib} MiB verified:$(grep -E '^ *(READ|WRITE): bw=' $log |
 		sed -E 's/^ *(READ|WRITE): bw=([^ ]+).*/ \1 \2/' | tr '\n' ',' | sed 's/,$//')"
 }
+
+# NAME@mpn (run_tests.sh): nvme_core with multipath=N for this test,
+# whatever the boot says (the full tier runs the P2P tests of the 6.12
+# P2PDMA kernel, which boots with Y, so once more), and the boot's value
+# back after it.
+if [ -n "${NRP_CORE_MULTIPATH:-}" ]; then
+	nrp_nvme_core_multipath "$NRP_CORE_MULTIPATH"
+	[ "$(cat /sys/module/nvme_core/parameters/multipath)" = "$NRP_CORE_MULTIPATH" ] ||
+		nrp_fail "nvme_core multipath is $(cat /sys/module/nvme_core/parameters/multipath) after reloading it with $NRP_CORE_MULTIPATH"
+fi

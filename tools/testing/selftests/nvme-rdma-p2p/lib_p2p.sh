@@ -32,43 +32,6 @@ nrp_p2p_require() {
 	nrp_skip "kernel $(uname -r) lacks P2PDMA: nvme-rdma-p2p reports '$st'"
 }
 
-# Unload module $1 and, first, every module that holds it (depth first);
-# a busy one stays, and so does what it holds.
-nrp_mod_unload_tree() {
-	local h
-	for h in /sys/module/"$1"/holders/*; do
-		[ -e "$h" ] && nrp_mod_unload_tree "${h##*/}"
-	done
-	nrp_mod_loaded "$1" && modprobe -r "$1" 2>/dev/null
-	return 0
-}
-
-# Reload nvme_core with multipath=$1 (Y or N) unless it already has it;
-# a later test gets the default back.
-nrp_nvme_core_multipath() {
-	local want=$1 cur m
-	cur=$(cat /sys/module/nvme_core/parameters/multipath 2>/dev/null)
-	[ "$cur" = "$want" ] && return 0
-	if [ -n "$cur" ]; then
-		# A controller the last test deleted may still be being freed
-		# (its references on the modules go last): wait for that, up
-		# to 30 s, rather than fail on the first busy module.
-		# Every module that holds nvme_core goes first, whoever loaded
-		# it: the fabrics layer loads nvme-<transport> on demand, so an
-		# earlier test's "transport=fc" leaves nvme_fc behind.
-		local end=$((SECONDS + 30))
-		while :; do
-			nrp_mod_unload_tree nvme_core
-			nrp_mod_loaded nvme_core || break
-			((SECONDS < end)) ||
-				nrp_fail "nvme_core is in use, cannot reload it with multipath=$want: $(lsmod | grep -E '^(nvme|t10_pi)' | tr -s ' ' | tr '\n' ';')"
-			sleep 0.5
-		done
-	fi
-	nrp_must modprobe nvme_core multipath="$want"
-	nrp_cleanup_push "modprobe -r nvme_fabrics nvme_core"
-}
-
 # The sysfs directory of the first QEMU ivshmem device (the GPU stand-in),
 # left in NRP_GPU_PCI; false if there is none. (read, not cat: forks are
 # slow in a TCG guest with a debug kernel)

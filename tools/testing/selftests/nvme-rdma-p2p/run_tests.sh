@@ -11,7 +11,8 @@
 #
 # TEST is a name like module_load or test_module_load.sh. NAME@siw runs the
 # test over siw (NRP_RDMA_TYPE=siw) and reports it as NAME@siw, so one boot
-# runs the rxe and the siw pass.
+# runs the rxe and the siw pass. NAME@mpn runs it with nvme_core reloaded
+# with multipath=N (NRP_CORE_MULTIPATH, lib.sh), whatever the boot's is.
 #
 # A test that runs longer than its limit is killed and fails. The limit is
 # -t, or a line "# nrp-timeout: SECONDS" in the test when that is longer.
@@ -19,7 +20,8 @@
 # After each test the guest must be as the test found it: no NVMe-oF
 # controller, none of our modules loaded (nvme_rdma_p2p, whose reference
 # count must be 0 to unload, and the fixtures), no nvmet subsystem or
-# port, no soft RDMA link, no veth of the fixtures. A test that leaves
+# port, no soft RDMA link, no veth of the fixtures, nvme_core's multipath
+# as the boot set it (or nvme_core not loaded). A test that leaves
 # something fails, even if it passed, and the leftovers are removed so
 # that the next test starts clean. On a kernel with lockdep, lockdep must
 # still be on (debug_locks 1): it turns itself off after its first report,
@@ -57,6 +59,9 @@ residue() {
 	for x in /sys/class/net/nrp-*; do
 		[ -e "$x" ] && echo "netdev $(basename "$x")"
 	done
+	x=$(cat /sys/module/nvme_core/parameters/multipath 2>/dev/null)
+	[ -z "$x" ] || [ "$x" = "${boot_multipath:-$x}" ] ||
+		echo "nvme_core multipath=$x (the boot's is $boot_multipath)"
 }
 
 # Remove what residue() found, as far as it goes.
@@ -92,7 +97,18 @@ scrub() {
 	for m in $(our_modules); do
 		[ -e "/sys/module/$m/refcnt" ] && modprobe -r "$m"
 	done
+	x=$(cat /sys/module/nvme_core/parameters/multipath 2>/dev/null)
+	[ -z "$x" ] || [ "$x" = "${boot_multipath:-$x}" ] || unload_tree nvme_core
 } >/dev/null 2>&1
+
+# Unload $1 and first every module that holds it.
+unload_tree() {
+	local h
+	for h in /sys/module/"$1"/holders/*; do
+		[ -e "$h" ] && unload_tree "${h##*/}"
+	done
+	modprobe -r "$1"
+}
 
 # A failed test's kernel log, from its start line on, beside the job's
 # output (dmesg-NAME.txt), where tools/testing/run-all.sh points to it:
@@ -109,6 +125,16 @@ save_klog() { # NAME
 		>"/nrp-job/dmesg-$1.txt" 2>/dev/null
 	rm -f /tmp/nrp-klog.txt
 }
+
+# nvme_core's multipath as the boot sets it: the kernel command line's,
+# else the module's default (Y where CONFIG_NVME_MULTIPATH is on)
+boot_multipath=$(tr ' ' '\n' </proc/cmdline | sed -n 's/^nvme_core\.multipath=//p' | tail -n1)
+case $boot_multipath in
+[yY1]*)	boot_multipath=Y ;;
+[nN0]*)	boot_multipath=N ;;
+*)	modprobe -q nvme_core
+	boot_multipath=$(cat /sys/module/nvme_core/parameters/multipath 2>/dev/null) ;;
+esac
 
 debug_locks() {
 	awk '$1 == "debug_locks:" { print $2 }' /proc/lockdep_stats 2>/dev/null
@@ -134,18 +160,22 @@ locks_before=$(debug_locks)
 [ -z "$(residue)" ] || { residue | sed 's/^/# before the first test: /'; scrub; }
 for t in "${tests[@]}"; do
 	n=$((n + 1))
-	rdma=
-	case $t in *@*) rdma=${t##*@}; t=${t%@*} ;; esac
+	rdma= pass= core_mp=
+	case $t in *@*) pass=${t##*@}; t=${t%@*} ;; esac
+	case $pass in
+	mpn)	core_mp=N ;;
+	*)	rdma=$pass ;;
+	esac
 	t=${t%.sh}
 	t=test_${t#test_}.sh
 	name=${t%.sh}
-	name=${name#test_}${rdma:+@$rdma}
+	name=${name#test_}${pass:+@$pass}
 	echo "# --- $name"
 	echo "nrp-selftest: start $name" >/dev/kmsg
 	start=$SECONDS
 	t_limit=$(sed -n 's/^# nrp-timeout: *\([0-9][0-9]*\)$/\1/p' "$t" | head -n1)
 	[ "${t_limit:-0}" -gt "$limit" ] || t_limit=$limit
-	NRP_RDMA_TYPE=${rdma:-${NRP_RDMA_TYPE:-rxe}} \
+	NRP_RDMA_TYPE=${rdma:-${NRP_RDMA_TYPE:-rxe}} NRP_CORE_MULTIPATH=$core_mp \
 		timeout -k 10 "$t_limit" bash "./$t" 2>&1 | sed -u 's/^/# /' >"/tmp/nrp-$name.log"
 	rc=${PIPESTATUS[0]}
 	cat "/tmp/nrp-$name.log"
