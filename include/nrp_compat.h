@@ -99,11 +99,40 @@ static inline void nrp_ib_unmap_sgtable(struct ib_device *ibdev,
 #define nrp_unquiesce_admin_queue(c)	nvme_unquiesce_admin_queue(c)
 #define nrp_quiesce_io_queues(c)	nvme_quiesce_io_queues(c)
 #define nrp_unquiesce_io_queues(c)	nvme_unquiesce_io_queues(c)
+
+/*
+ * Open the I/O queues after a teardown left them quiesced (a reset, an
+ * error recovery, a failed attempt). The core's unquiesce walks the tag
+ * set's whole list of queues, but the scan work may have added a
+ * namespace's queue since the quiesce (a reset or error right after a
+ * connect, a delete overtaking them): that queue was never quiesced and
+ * blk-mq WARNs when it is unquiesced (seen on 6.12: a reset_controller
+ * and a delete_controller written while the first scan runs). So only
+ * the queues that are quiesced are unquiesced, under the core's own
+ * NVME_CTRL_STOPPED marker. The flag does not say who quiesced: a new
+ * queue that something else holds quiesced at that moment (an elevator
+ * switch, del_gendisk of a namespace the scan drops) loses that quiesce,
+ * as it does to the core's walk; narrower, not exact. Linux 6.1 marks
+ * each namespace it stopped and needs none of this.
+ */
+static inline void nrp_open_io_queues(struct nvme_ctrl *ctrl)
+{
+	struct request_queue *q;
+
+	if (!ctrl->tagset || !test_and_clear_bit(NVME_CTRL_STOPPED, &ctrl->flags))
+		return;
+	rcu_read_lock();
+	list_for_each_entry_rcu(q, &ctrl->tagset->tag_list, tag_set_list)
+		if (!blk_queue_skip_tagset_quiesce(q) && blk_queue_quiesced(q))
+			blk_mq_unquiesce_queue(q);
+	rcu_read_unlock();
+}
 #else
 #define nrp_quiesce_admin_queue(c)	nvme_stop_admin_queue(c)
 #define nrp_unquiesce_admin_queue(c)	nvme_start_admin_queue(c)
 #define nrp_quiesce_io_queues(c)	nvme_stop_queues(c)
 #define nrp_unquiesce_io_queues(c)	nvme_start_queues(c)
+#define nrp_open_io_queues(c)		nvme_start_queues(c)
 #endif
 
 /* A fabrics controller is never resumed from suspend. */

@@ -251,9 +251,9 @@ static void nrp_run_ns_queue(struct nvme_ns *ns, void *unused)
 /*
  * Dispatch again what waits on the I/O queues' dispatch lists. Only run
  * them: a quiesce that a reconnect attempt holds while it tears queues
- * down (nrp_configure_io_queues()) must not be lifted from here, and a
- * quiesced queue does not dispatch; the attempt runs them when it
- * unquiesces.
+ * down (its error path) must not be lifted from here, and a quiesced
+ * queue does not dispatch; what opens the queues runs them itself
+ * (nrp_configure_io_queues(), nrp_stop_ctrl()).
  */
 static void nrp_run_io_queues(struct nrp_ctrl *ctrl)
 {
@@ -297,10 +297,10 @@ static int nrp_configure_io_queues(struct nrp_ctrl *ctrl, bool new)
 		 * and unquiesce pair, which would run them too: on 6.12 both
 		 * walk the tag set's queues, and one the scan work adds in
 		 * between would be unquiesced without having been quiesced
-		 * (see nrp_stop_ctrl()).
+		 * (nrp_open_io_queues(), nrp_stop_ctrl()).
 		 */
 		nvme_start_freeze(&ctrl->ctrl);
-		nrp_unquiesce_io_queues(&ctrl->ctrl);
+		nrp_open_io_queues(&ctrl->ctrl);
 		nrp_run_io_queues(ctrl);
 		if (!nvme_wait_freeze_timeout(&ctrl->ctrl, NVME_IO_TIMEOUT)) {
 			/*
@@ -541,7 +541,7 @@ out_reopen_queues:
 		 * next attempt; the rest wait without being redispatched
 		 * (nrp_queue_rq()).
 		 */
-		nrp_unquiesce_io_queues(nctrl);
+		nrp_open_io_queues(nctrl);
 		nrp_unquiesce_admin_queue(nctrl);
 	}
 	return ret;
@@ -621,7 +621,7 @@ static void nrp_err_work(struct work_struct *work)
 	 */
 	nrp_teardown_io_queues(ctrl, false);
 	nrp_teardown_admin_queue(ctrl, false);
-	nrp_unquiesce_io_queues(&ctrl->ctrl);
+	nrp_open_io_queues(&ctrl->ctrl);
 	nrp_unquiesce_admin_queue(&ctrl->ctrl);
 	nvme_auth_stop(&ctrl->ctrl);
 
@@ -711,17 +711,28 @@ static void nrp_stop_ctrl(struct nvme_ctrl *nctrl)
 	 * namespace stopped), so a queue that joins between the two is
 	 * unquiesced without having been quiesced, and blk-mq WARNs: seen
 	 * on 6.12 with 240 possible CPUs, which make a new queue slower to
-	 * set up. The unquiesce alone acts only on what the core marked
-	 * stopped (6.12's nvme_remove_namespaces() unquiesces again, 6.1's
-	 * does not). Where it is marked (a reset the delete cut short),
-	 * 6.12's walk can still meet a queue the scan added meanwhile, as
-	 * in-tree's err_work and reset can.
+	 * set up. Opening acts only on what the core marked stopped (6.12's
+	 * nvme_remove_namespaces() unquiesces again, 6.1's does not), and
+	 * where it is marked (a reset the delete cut short) only on the
+	 * queues that are quiesced, not on one the scan added meanwhile
+	 * (nrp_open_io_queues()); in-tree's walk meets that one and WARNs.
 	 */
 	switch (nvme_ctrl_state(nctrl)) {
 	case NVME_CTRL_DELETING:
 	case NVME_CTRL_DELETING_NOIO:
-		nrp_unquiesce_io_queues(nctrl);
+		nrp_open_io_queues(nctrl);
 		nrp_run_io_queues(ctrl);
+		/*
+		 * The admin queue too: a reset that the delete overtook
+		 * (nrp_reset_work()) leaves it quiesced, and a scan that
+		 * submitted an Identify after that waits there for ever,
+		 * while nvme_remove_namespaces() waits for the scan (seen: a
+		 * reset_controller and a delete_controller written right
+		 * after a connect). Open, it fails that command at once (the
+		 * queue is not live). In-tree does not, and has the same
+		 * hang; the delete quiesces the queue again to shut down.
+		 */
+		nrp_unquiesce_admin_queue(nctrl);
 		break;
 	default:
 		break;
