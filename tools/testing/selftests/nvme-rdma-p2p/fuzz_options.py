@@ -109,11 +109,30 @@ def connect(data):
         os.close(fd)
 
 
-def delete(line):
+def instance_of(line):
+    """The controller instance in a connect's reply line, or None."""
     inst = None
     for field in line.strip().split(","):
         if field.startswith("instance="):
             inst = field.split("=", 1)[1]
+    return inst
+
+
+def connect_ctrl(data, what):
+    """Connect; the new controller's name (nvmeN) and the reply line.
+    Exits naming WHAT (e.g. "round 3") when the connect fails or the
+    reply names no instance."""
+    err, line = connect(data)
+    if err:
+        sys.exit("%s: connect failed: %s" % (what, os.strerror(err)))
+    inst = instance_of(line)
+    if inst is None:
+        sys.exit("%s: no instance in %r" % (what, line))
+    return "nvme" + inst, line
+
+
+def delete(line):
+    inst = instance_of(line)
     if inst is None:
         return False
     try:

@@ -25,23 +25,18 @@ nrp_dmesg_mark
 # The connect and the delete are fuzz_options.py's own.
 out=$(PYTHONPATH=$(dirname "$0") python3 - "$rounds" "transport=$NRP_TRANSPORT,traddr=$NRP_TGT_IP4,trsvcid=$NRP_PORT,nqn=$NRP_SUBNQN,nr_io_queues=2,nr_write_queues=2" <<'PY'
 import glob, os, sys
-from fuzz_options import connect, delete
+from fuzz_options import connect_ctrl, delete
 rounds, opts = int(sys.argv[1]), sys.argv[2].encode()
 early = 0
 for i in range(1, rounds + 1):
-    err, line = connect(opts)
-    if err:
-        sys.exit("round %d: connect failed: %s" % (i, os.strerror(err)))
-    inst = [f.split("=", 1)[1] for f in line.strip().split(",") if f.startswith("instance=")]
-    if not inst:
-        sys.exit("round %d: no instance in %r" % (i, line))
-    ctrl = "/sys/class/nvme/nvme" + inst[0]
+    name, line = connect_ctrl(opts, "round %d" % i)
+    ctrl = "/sys/class/nvme/" + name
     if not glob.glob(ctrl + "/nvme*n1"):
         early += 1
     if not delete(line):
-        sys.exit("round %d: deleting nvme%s failed" % (i, inst[0]))
+        sys.exit("round %d: deleting %s failed" % (i, name))
     if os.path.exists(ctrl):
-        sys.exit("round %d: nvme%s still there after its delete returned" % (i, inst[0]))
+        sys.exit("round %d: %s still there after its delete returned" % (i, name))
 print("%d connects each deleted at once; %d before the namespace was added" % (rounds, early))
 # the race needs deletes that come before the scan has added the namespace
 if not early:

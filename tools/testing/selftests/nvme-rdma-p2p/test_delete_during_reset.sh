@@ -38,7 +38,7 @@ nrp_dmesg_mark
 out=$(PYTHONPATH=$(dirname "$0") python3 - "$rounds" "$nr_ns" \
 	"transport=$NRP_TRANSPORT,traddr=$NRP_TGT_IP4,trsvcid=$NRP_PORT,nqn=$NRP_SUBNQN,nr_io_queues=2" <<'PY'
 import glob, os, random, sys, threading, time
-from fuzz_options import connect
+from fuzz_options import connect_ctrl
 rounds, nr_ns, opts = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3].encode()
 rnd = random.Random(4242)
 
@@ -65,13 +65,8 @@ def blocked():
 
 cut = raced = 0
 for i in range(1, rounds + 1):
-    err, line = connect(opts)
-    if err:
-        sys.exit("round %d: connect failed: %s" % (i, os.strerror(err)))
-    inst = [f.split("=", 1)[1] for f in line.strip().split(",") if f.startswith("instance=")]
-    if not inst:
-        sys.exit("round %d: no instance in %r" % (i, line))
-    ctrl = "/sys/class/nvme/nvme" + inst[0]
+    name, _ = connect_ctrl(opts, "round %d" % i)
+    ctrl = "/sys/class/nvme/" + name
     added = len(glob.glob(ctrl + "/nvme*n*"))
     reset_res, delete_res = [], []
     r = threading.Thread(target=write, args=(ctrl + "/reset_controller", reset_res), daemon=True)
@@ -82,8 +77,8 @@ for i in range(1, rounds + 1):
     d.join(60)
     r.join(60)
     if d.is_alive() or r.is_alive():
-        msg = ("round %d: %s of nvme%s still blocked after 60 s (%d of %d namespaces added at the reset)\n%s"
-               % (i, "the delete" if d.is_alive() else "the reset", inst[0], added, nr_ns, blocked()))
+        msg = ("round %d: %s of %s still blocked after 60 s (%d of %d namespaces added at the reset)\n%s"
+               % (i, "the delete" if d.is_alive() else "the reset", name, added, nr_ns, blocked()))
         print(msg)
         sys.stdout.flush()
         # the blocked writer keeps this test from ending, and its output
@@ -94,9 +89,9 @@ for i in range(1, rounds + 1):
                 k.flush()
         os._exit(1)
     if delete_res[0]:
-        sys.exit("round %d: deleting nvme%s failed: %s" % (i, inst[0], os.strerror(delete_res[0])))
+        sys.exit("round %d: deleting %s failed: %s" % (i, name, os.strerror(delete_res[0])))
     if os.path.exists(ctrl):
-        sys.exit("round %d: nvme%s still there after its delete returned" % (i, inst[0]))
+        sys.exit("round %d: %s still there after its delete returned" % (i, name))
     if reset_res[0]:
         cut += 1
         if added < nr_ns:
