@@ -1144,6 +1144,60 @@ static int nrp_init_admin_hctx(struct blk_mq_hw_ctx *hctx, void *data,
 }
 
 /*
+ * Does every queue of @map have an online CPU? blk-mq spreads a map's
+ * queues over the possible CPUs whether they are online or not; 6.12's
+ * spread (group_cpus_evenly()) groups the present CPUs first. On a host
+ * whose CPUs are present but offline (SMT turned off at run time, a
+ * maxcpus= boot, CPUs an admin took down) a queue can get offline CPUs
+ * only.
+ */
+static bool nrp_map_all_online(const struct blk_mq_queue_map *map)
+{
+	unsigned int cpu, q;
+
+	for (q = 0; q < map->nr_queues; q++) {
+		bool online = false;
+
+		for_each_online_cpu(cpu) {
+			if (map->mq_map[cpu] == map->queue_offset + q) {
+				online = true;
+				break;
+			}
+		}
+		if (!online)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The Connect of an I/O queue goes through a request of that queue's own
+ * hardware context, and blk_mq_alloc_request_hctx() refuses one with no
+ * online CPU (-EXDEV): the whole connect fails, and with the in-tree
+ * nvme_rdma of 6.12 a default connect does on such a host. We count the
+ * queues by online CPUs already; where the spread leaves a queue without
+ * one, we deal the online CPUs out first, one queue each in turn, then the
+ * offline ones, so that every queue connects and carries I/O. The map is
+ * a snapshot, as blk-mq's own: CPUs that go offline later are blk-mq's
+ * hotplug handling, and a reconnect maps again only after it has connected
+ * the queues the tag set knows (nrp_configure_io_queues(), as in-tree).
+ */
+static void nrp_map_online_first(struct blk_mq_queue_map *map)
+{
+	unsigned int cpu, i = 0;
+
+	if (nrp_map_all_online(map))
+		return;
+	for_each_online_cpu(cpu)
+		map->mq_map[cpu] = map->queue_offset + i++ % map->nr_queues;
+	for_each_possible_cpu(cpu) {
+		if (!cpu_online(cpu))
+			map->mq_map[cpu] = map->queue_offset +
+					   i++ % map->nr_queues;
+	}
+}
+
+/*
  * Hardware queues are laid out as [default][read][poll]. Without write
  * queues reads share the default ones; the default and read maps follow
  * the RDMA device's completion vector affinity.
@@ -1175,6 +1229,8 @@ static void nrp_map_queues(struct blk_mq_tag_set *set)
 		blk_mq_map_queues(dflt);
 		blk_mq_map_queues(read);
 	}
+	nrp_map_online_first(dflt);
+	nrp_map_online_first(read);
 
 	if (opts->nr_poll_queues && nr_poll) {
 		struct blk_mq_queue_map *poll = &set->map[HCTX_TYPE_POLL];
@@ -1182,6 +1238,7 @@ static void nrp_map_queues(struct blk_mq_tag_set *set)
 		poll->nr_queues = nr_poll;
 		poll->queue_offset = nr_default + nr_read;
 		blk_mq_map_queues(poll);
+		nrp_map_online_first(poll);
 	}
 
 	dev_info(ctrl->ctrl.device,
