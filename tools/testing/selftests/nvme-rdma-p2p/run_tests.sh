@@ -160,16 +160,17 @@ locks_before=$(debug_locks)
 [ -z "$(residue)" ] || { residue | sed 's/^/# before the first test: /'; scrub; }
 for t in "${tests[@]}"; do
 	n=$((n + 1))
-	rdma= pass= core_mp=
-	case $t in *@*) pass=${t##*@}; t=${t%@*} ;; esac
-	case $pass in
+	# NAME@VARIANT: not "pass", the count of passed tests
+	rdma= variant= core_mp=
+	case $t in *@*) variant=${t##*@}; t=${t%@*} ;; esac
+	case $variant in
 	mpn)	core_mp=N ;;
-	*)	rdma=$pass ;;
+	*)	rdma=$variant ;;
 	esac
 	t=${t%.sh}
 	t=test_${t#test_}.sh
 	name=${t%.sh}
-	name=${name#test_}${pass:+@$pass}
+	name=${name#test_}${variant:+@$variant}
 	echo "# --- $name"
 	echo "nrp-selftest: start $name" >/dev/kmsg
 	start=$SECONDS
