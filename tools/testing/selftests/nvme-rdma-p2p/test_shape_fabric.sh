@@ -5,21 +5,33 @@
 # nvme_core's multipath=Y as on Debian. Run it in a guest booted with
 # many possible CPUs (run-guest.sh --smp 2,maxcpus=240, as shape_cpus).
 #
-# nvmet serves NRP_FABRIC_SUBSYS (8) subsystems on two ports, each on a
+# nvmet serves NRP_FABRIC_SUBSYS (8) subsystems on two paths, each a
 # link of its own (two veth pairs, a soft RDMA device on each end); the
 # host connects to every subsystem through both, asking for 224 write
 # queues as an admin of a 224-thread host might (the core clamps them to
 # the CPUs; the driver sizes what a controller may ever need by the
 # possible CPUs): 16 controllers, 8 head disks of two paths,
-# round-robin. fio writes all heads at once, and port 2 goes away while
-# it writes. Port 2 stays away until fio has finished writing and reading
+# round-robin. fio writes all heads at once, and path 2 goes away while
+# it writes. Path 2 stays away until fio has finished writing and reading
 # back every head: what was queued on the dead path must fail over to
 # path 1 at once (nvme-mpath requests fail fast when their controller
-# leaves LIVE), never wait for a reconnect that cannot come. Then port 2
+# leaves LIVE), never wait for a reconnect that cannot come. Then path 2
 # comes back, every controller must be LIVE again and every path of every
 # head carry verified I/O; after disconnecting nothing may be left: no
 # controller, the host's RDMA resources as before, the module's reference
 # count 0.
+#
+# Path 2 is one nvmet port per subsystem, each on a service ID of its own,
+# and goes away by unlinking each port's subsystem: a port whose last
+# subsystem goes stops listening, and reconnects are refused until it is
+# linked again. With one port for all eight, unlinking them one by one
+# leaves the port listening for the others, and a controller whose
+# subsystem has gone reconnects to a Connect failed with DNR ("invalid
+# subsystem"): 6.12's core then gives up and deletes it, as it should. Not
+# the link either: after the veth's target end goes down and up, rdma_cm
+# over rxe here never establishes a connection again: the in-tree
+# nvme_rdma on 6.1 and ours on 6.12 alike, each attempt failing after 60
+# to 100 s.
 # nrp-timeout: 1200
 . "$(dirname "$0")/lib_mpath.sh"
 
@@ -29,6 +41,10 @@ cfs=/sys/kernel/config/nvmet
 nqn=nqn.2026-12.io.nvme-rdma-p2p:fabric
 subnqn() { echo "$nqn-$1"; }
 addr_of() { if [ "$1" = 1 ]; then echo "$NRP_TGT_IP4"; else echo "$NRP_TGT2_IP4"; fi; }
+# nvmet port and service ID of subsystem $2 on path $1: port 1 serves
+# every subsystem on path 1; port 10 + S only subsystem S on path 2
+port_of() { if [ "$1" = 1 ]; then echo 1; else echo $((10 + $2)); fi; }
+svcid_of() { if [ "$1" = 1 ]; then echo "$NRP_PORT"; else echo $((NRP_PORT + 1 + $2)); fi; }
 
 online=$(nproc)
 possible=$(($(sed 's/.*-//' /sys/devices/system/cpu/possible) + 1))
@@ -41,22 +57,24 @@ nrp_rdma_setup "${NRP_RDMA_TYPE:-rxe}"
 # the second link, without nrp_second_path's single test subsystem
 nrp_second_link
 nrp_ram_subsystems "$nqn" "$nsubs" "$mib"
-# port_link P S / port_unlink P S: export subsystem S on port P, or stop
+# port_link P S / port_unlink P S: export subsystem S on path P, or stop
 port_link() {
-	[ -e "$cfs/ports/$1/subsystems/$(subnqn "$2")" ] ||
-		ln -s "$cfs/subsystems/$(subnqn "$2")" "$cfs/ports/$1/subsystems/"
+	local d=$cfs/ports/$(port_of "$1" "$2")/subsystems
+	[ -e "$d/$(subnqn "$2")" ] || ln -s "$cfs/subsystems/$(subnqn "$2")" "$d/"
 }
-port_unlink() { rm -f "$cfs/ports/$1/subsystems/$(subnqn "$2")"; }
+port_unlink() { rm -f "$cfs/ports/$(port_of "$1" "$2")/subsystems/$(subnqn "$2")"; }
 for p in 1 2; do
-	d=$cfs/ports/$p
-	mkdir "$d" || nrp_fail "cannot create nvmet port $p"
-	nrp_cleanup_push "rmdir $d"
-	echo rdma >"$d/addr_trtype"
-	echo ipv4 >"$d/addr_adrfam"
-	addr_of $p >"$d/addr_traddr"
-	echo "$NRP_PORT" >"$d/addr_trsvcid"
 	for ((s = 0; s < nsubs; s++)); do
-		port_link $p $s || nrp_fail "cannot export subsystem $s on port $p"
+		d=$cfs/ports/$(port_of $p $s)
+		if [ ! -d "$d" ]; then
+			mkdir "$d" || nrp_fail "cannot create nvmet port $(port_of $p $s)"
+			nrp_cleanup_push "rmdir $d"
+			echo rdma >"$d/addr_trtype"
+			echo ipv4 >"$d/addr_adrfam"
+			addr_of $p >"$d/addr_traddr"
+			svcid_of $p $s >"$d/addr_trsvcid"
+		fi
+		port_link $p $s || nrp_fail "cannot export subsystem $s on path $p"
 		nrp_cleanup_push "port_unlink $p $s"
 	done
 	# before the unlinks (see nrp_drop_listener)
@@ -133,7 +151,7 @@ connect_all() {
 	pc0=$(percpu_kb)
 	for ((s = 0; s < nsubs; s++)); do
 		for p in 1 2; do
-			out=$(nvme connect -t "$1" -a "$(addr_of $p)" -s "$NRP_PORT" \
+			out=$(nvme connect -t "$1" -a "$(addr_of $p)" -s "$(svcid_of $p $s)" \
 				-n "$(subnqn $s)" --nr-write-queues=224 --reconnect-delay=1 2>&1) ||
 				nrp_fail "$1: connect to subsystem $s through port $p failed: $out"
 		done
@@ -210,45 +228,45 @@ path_sum 2; a2=$SUM
 fio_all $log $((mib / 2))
 f=$!
 nrp_cleanup_push "kill $f"
-# cut port 2 once it carries writes: a queue of requests on each path
+# cut path 2 once it carries writes: a queue of requests on each path
 for _ in $(seq 600); do
 	path_sum 2
 	[ $((SUM - a2)) -ge $((16 * nsubs)) ] && break
 	nrp_running $f || break
 	nrp_nap 0.1
 done
-nrp_running $f || nrp_fail "fio ended before port 2 could be cut: $((SUM - a2)) commands on path 2: $(grep -v '^3;' $log | tail -n 3)"
+nrp_running $f || nrp_fail "fio ended before path 2 could be cut: $((SUM - a2)) commands on path 2: $(grep -v '^3;' $log | tail -n 3)"
 [ $((SUM - a2)) -ge $((16 * nsubs)) ] ||
 	nrp_fail "path 2 carried $((SUM - a2)) commands in 60 s of fio, not $((16 * nsubs)): round-robin does not use it"
-echo "cutting port 2 after $((SUM - a2)) commands on it"
+echo "cutting path 2 after $((SUM - a2)) commands on it"
 tcut=$(nrp_now)
 for ((s = 0; s < nsubs; s++)); do port_unlink 2 $s; done
 for _ in $(seq 300); do n_in_state 2 live; [ "$NST" = 0 ] && break; nrp_nap 0.1; done
-nrp_expect "path 2 controllers still live with port 2 gone" "$NST" 0
-echo "port 2 away: its $nsubs controllers left LIVE in $(nrp_secs "$tcut" "$(nrp_now)")s"
-# fio must finish on path 1 alone, with port 2 still away
+nrp_expect "path 2 controllers still live with path 2 gone" "$NST" 0
+echo "path 2 away: its $nsubs controllers left LIVE in $(nrp_secs "$tcut" "$(nrp_now)")s"
+# fio must finish on path 1 alone, with path 2 still away
 for _ in $(seq 3000); do nrp_running $f || break; nrp_nap 0.2; done
-nrp_running $f && nrp_fail "fio still running 600 s after port 2 went away: I/O waits on the dead path"
+nrp_running $f && nrp_fail "fio still running 600 s after path 2 went away: I/O waits on the dead path"
 n_in_state 2 live
-nrp_expect "path 2 controllers live before port 2 came back" "$NST" 0
-fio_check $f $log "across the loss of port 2"
+nrp_expect "path 2 controllers live before path 2 came back" "$NST" 0
+fio_check $f $log "across the loss of path 2"
 echo "fio wrote and verified $nsubs heads x $((mib / 2)) MiB on path 1 alone in $(nrp_secs "$tcut" "$(nrp_now)")s after the cut"
 
 tback=$(nrp_now)
-for ((s = 0; s < nsubs; s++)); do port_link 2 $s || nrp_fail "cannot export subsystem $s on port 2 again"; done
+for ((s = 0; s < nsubs; s++)); do port_link 2 $s || nrp_fail "cannot export subsystem $s on path 2 again"; done
 for c in "${path2[@]}"; do
-	nrp_wait_state "$c" 120 || nrp_fail "$c not live 120 s after port 2 came back ($(nrp_ctrl_state "$c"))"
+	nrp_wait_state "$c" 120 || nrp_fail "$c not live 120 s after path 2 came back ($(nrp_ctrl_state "$c"))"
 done
-echo "port 2 back: its controllers LIVE again in $(nrp_secs "$tback" "$(nrp_now)")s"
+echo "path 2 back: its controllers LIVE again in $(nrp_secs "$tback" "$(nrp_now)")s"
 
 before=$(path_ios)
 fio_all $log 4
 f=$!
-fio_check $f $log "after port 2 came back"
+fio_check $f $log "after path 2 came back"
 after=$(path_ios)
 idle=$(join <(echo "$before" | sort) <(echo "$after" | sort) | awk '$3 <= $2 { print $1 }')
-[ -z "$idle" ] || nrp_fail "controllers that carried no I/O after port 2 came back: $(echo $idle)"
-echo "after port 2 came back: all $(echo "$after" | wc -l) controllers carried verified I/O"
+[ -z "$idle" ] || nrp_fail "controllers that carried no I/O after path 2 came back: $(echo $idle)"
+echo "after path 2 came back: all $(echo "$after" | wc -l) controllers carried verified I/O"
 
 t0=$(nrp_now)
 disconnect_all
