@@ -185,10 +185,16 @@ multipath_of() { # KERNEL
 # possible CPUs (two online, as TCG has two cores), so that every P2P and
 # multipath test sizes its per-controller structures by nr_cpu_ids as on a
 # 224-thread host (the stock kernel's shape boot, shape_part, adds many
-# controllers and 16 online CPUs). The others keep the rig's 2 CPUs.
+# controllers and 16 online CPUs). The others keep the rig's 2 CPUs, and
+# so do 6.12's: under TCG it makes none of QEMU's hotpluggable CPUs
+# possible (it counts them only under a hypervisor it recognises), and
+# with CPUs present but offline instead the in-tree nvme_rdma the
+# comparisons connect cannot connect by default (a queue of offline CPUs
+# only, -EXDEV); 6.12's shape guests (shape_part) cover that sizing.
 smp_of() { # KERNEL
-	case $(multipath_of "$1") in
-	Y)	echo 2,maxcpus=240 ;;
+	case $1/$(multipath_of "$1") in
+	*-6.12/*) echo 2 ;;
+	*/Y)	echo 2,maxcpus=240 ;;
 	*)	echo 2 ;;
 	esac
 }
@@ -866,29 +872,43 @@ pair_part() { # KERNEL ALL-TESTS-NAMED?
 # CPUs than the suite's two. The check tier boots the stock kernel with 240
 # possible CPUs (two online: nr_cpu_ids as on a 224-thread host, sizing
 # every per-controller structure by it); the full tier also with 16 online
-# CPUs, each with queues of its own that must carry I/O. NRP_SHAPE_SMP
-# overrides the list (QEMU -smp values, space-separated).
+# CPUs, each with queues of its own that must carry I/O. The full tier
+# boots p2p-6.12 too, with 240 CPUs present and two online ("240/2":
+# --smp 240 --online 2, as on a host with SMT turned off at run time):
+# 6.12 under TCG counts no hotpluggable CPU as possible, and its blk-mq
+# spreads queues over present CPUs, online or not. NRP_SHAPE_SMP
+# overrides the list (QEMU -smp values, or N/ONLINE, space-separated).
 shape_default="2,maxcpus=240"
 [ "$tier" = full ] && shape_default="2,maxcpus=240 16"
-shape_smps=${NRP_SHAPE_SMP-$shape_default}
+shape_default_612="240/2"
+[ "$tier" = full ] && shape_default_612="240/2 16"
 shape_part() { # KERNEL
-	local k=$1 smp tag t stests=()
+	local k=$1 smp tag t stests=() smps online
 	for t in shape_cpus shape_fabric; do
 		is_named "$t" && stests+=("$t")
 	done
 	[ ${#stests[@]} -gt 0 ] || return 0
-	for smp in $shape_smps; do
+	case $k in
+	*-6.12)	smps=${NRP_SHAPE_SMP-$shape_default_612} ;;
+	*)	smps=${NRP_SHAPE_SMP-$shape_default} ;;
+	esac
+	for smp in $smps; do
+		online=
 		# "2,maxcpus=240" reads stock-smp2-max240, "16" stock-smp16,
-		# anything else every character of it (sockets=1 and =2 differ)
-		if [[ $smp =~ ^[0-9]+$ ]]; then
+		# "240/2" stock-smp240-on2, anything else every character of
+		# it (sockets=1 and =2 differ)
+		if [[ $smp =~ ^([0-9]+)/([0-9]+)$ ]]; then
+			tag="$k-smp${BASH_REMATCH[1]}-on${BASH_REMATCH[2]}"
+			smp=${BASH_REMATCH[1]} online=${BASH_REMATCH[2]}
+		elif [[ $smp =~ ^[0-9]+$ ]]; then
 			tag="$k-smp$smp"
 		elif [[ $smp =~ ^([0-9]+),maxcpus=([0-9]+)$ ]]; then
 			tag="$k-smp${BASH_REMATCH[1]}-max${BASH_REMATCH[2]}"
 		else
 			tag="$k-smp${smp//[^0-9a-z]/_}"
 		fi
-		nrp_log "guest $tag: ${stests[*]} with -smp $smp"
-		timed "guest $tag" suite_run "$tag" "$k" --smp "$smp" \
+		nrp_log "guest $tag: ${stests[*]} with -smp $smp${online:+, $online online}"
+		timed "guest $tag" suite_run "$tag" "$k" --smp "$smp" ${online:+--online "$online"} \
 			-- tools/testing/selftests/nvme-rdma-p2p/run_tests.sh "${stests[@]}"
 	done
 }
@@ -971,7 +991,7 @@ run_kernels() { # KERNEL... (then the named tests, after --)
 			continue ;;
 		esac
 		pair_part "$k" "$all"
-		[ "$k" != stock ] || shape_part "$k"
+		case $k in stock | p2p-6.12) shape_part "$k" ;; esac
 		topology_part "$k"
 		part_done "$k"
 	done

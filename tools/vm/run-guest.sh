@@ -11,7 +11,14 @@
 #                             (default: a new directory under /tmp)
 #   --timeout SECONDS         kill the guest after this long (default: 900)
 #   --mem MB                  guest memory (default: 3072: room for a 1 GiB RAM-disk target)
-#   --smp N                   guest CPUs (default: 2)
+#   --smp N                   guest CPUs, QEMU's -smp (default: 2);
+#                             "2,maxcpus=240": 240 possible, 2 present
+#   --online N                bring only N CPUs online (kernel maxcpus=N),
+#                             the others present but offline, as on a host
+#                             with SMT turned off at run time. On 6.12
+#                             under TCG the only way to many possible CPUs:
+#                             it counts QEMU's hotpluggable CPUs only under
+#                             a hypervisor it recognises (TCG is none)
 #   --qemu ARG                one extra QEMU argument (repeatable), e.g. a
 #                             P2P memory device
 #   --append ARGS             extra kernel command line arguments
@@ -67,7 +74,7 @@ NRP_PREBOOT_STATUS=3
 preboot=1
 trap 'rc=$?; [ "$rc" = 0 ] || [ -z "$preboot" ] || exit $NRP_PREBOOT_STATUS' EXIT
 
-kernel=stock out= timeout=900 mem=3072 smp=2 foreign= gpu_mem=2G qemu_extra=() append=
+kernel=stock out= timeout=900 mem=3072 smp=2 online= foreign= gpu_mem=2G qemu_extra=() append=
 icount=0 dkms=0 deb=0 multipath=
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -76,6 +83,7 @@ while [ $# -gt 0 ]; do
 	--timeout)	timeout=$2; shift 2 ;;
 	--mem)		mem=$2; shift 2 ;;
 	--smp)		smp=$2; shift 2 ;;
+	--online)	online=$2; shift 2 ;;
 	--qemu)		qemu_extra+=("$2"); shift 2 ;;
 	--append)	append+=" $2"; shift 2 ;;
 	--foreign-ko)	foreign=$2; shift 2 ;;
@@ -90,6 +98,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ $# -gt 0 ] || nrp_die "no command to run in the guest (see --help)"
+[[ -z $online || $online =~ ^[1-9][0-9]*$ ]] || nrp_die "--online takes a CPU count, not '$online'"
 job="$*"
 
 nrp_use_kernel "$kernel"
@@ -169,6 +178,8 @@ NRP_GUEST_MODULES='$guest_mods'
 NRP_DKMS_DIR='$dkms_dir'
 NRP_DEB_DIR='$deb_dir'
 NRP_MULTIPATH='$multipath'
+NRP_SMP='$smp'
+NRP_ONLINE='$online'
 NRP_JOB='$(printf '%s' "$job" | sed "s/'/'\\\\''/g")'
 ENV
 
@@ -186,6 +197,7 @@ cmdline+=" log_buf_len=16M"
 # that asks getrandom() not to block gets EAGAIN (nvme gen-dhchap-key fails
 # without a word). The emulated CPU has RDRAND: trust it, as Debian does.
 cmdline+=" random.trust_cpu=on$append"
+[ -z "$online" ] || cmdline+=" maxcpus=$online"
 accel=tcg
 qemu=(qemu-system-x86_64 -accel "$accel" -cpu max -smp "$smp" -m "$mem"
 	-nographic -nic none -no-reboot

@@ -29,7 +29,11 @@ plan() { # NAME KERNELS... [-- TEST...]: run the tier's plan (NRP_TIER, default 
 	shift
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do ks+=("$1"); shift; done
 	[ $# -gt 0 ] && shift
-	NRP_CACHE=$cache NRP_STUB_MODE=record NRP_RUN_GUEST=$stub NRP_SHAPE_SMP=${NRP_SHAPE_SMP-} \
+	# no shape guests unless asked (NRP_SHAPE_SMP), or their default
+	# (PLAN_SHAPE_DEFAULT=1)
+	local shape=(NRP_SHAPE_SMP="${NRP_SHAPE_SMP-}")
+	[ -z "${PLAN_SHAPE_DEFAULT:-}" ] || shape=(-u NRP_SHAPE_SMP)
+	env "${shape[@]}" NRP_CACHE=$cache NRP_STUB_MODE=record NRP_RUN_GUEST=$stub \
 		NRP_TOPOLOGY= "$TOP/tools/testing/run-all.sh" --tier "${NRP_TIER:-check}" --no-setup --no-host-tests \
 		--kernels "${ks[*]}" --out "$work/$name" "$@" >"$work/$name.log" 2>&1 ||
 		{ tail -n 30 "$work/$name.log"; fail "$name: run-all.sh on the stand-in failed"; }
@@ -78,7 +82,21 @@ want="p2p_checkpoint sg_tables p2p_user_raw p2p_checkpoint@mpn p2p_user_raw@mpn"
 [ "$got" = "$want" ] || fail "full tier, p2p-6.12: runs '$got', not '$want'"
 grep -q -- '--multipath Y' "$work/mpn/guest-p2p-6.12/job.txt" ||
 	fail "full tier, p2p-6.12: the boot is not multipath=Y: $(cat "$work/mpn/guest-p2p-6.12/job.txt")"
-echo "full p2p-6.12: $got, in a multipath=Y boot"
+grep -q -- '--smp 2 ' "$work/mpn/guest-p2p-6.12/job.txt" ||
+	fail "full tier, p2p-6.12: the suite boot is not of 2 CPUs (6.12 under TCG has no hotpluggable ones): $(cat "$work/mpn/guest-p2p-6.12/job.txt")"
+echo "full p2p-6.12: $got, in a multipath=Y boot of 2 CPUs"
+
+# The full tier boots p2p-6.12's shape guests too: 240 CPUs present, two
+# online (6.12 under TCG makes no hotpluggable CPU possible), and 16.
+NRP_TIER=full PLAN_SHAPE_DEFAULT=1 plan shape612 p2p-6.12 -- shape_cpus shape_fabric
+f=$work/shape612/guest-p2p-6.12-smp240-on2/job.txt
+[ -s "$f" ] || fail "full tier, p2p-6.12: no shape guest of 240 CPUs, 2 online: $(ls "$work/shape612")"
+grep -q -- '--smp 240 --online 2 ' "$f" || fail "full tier, p2p-6.12 shape guest: $(cat "$f")"
+got=$(job shape612 p2p-6.12-smp240-on2 | xargs)
+[ "$got" = "shape_cpus shape_fabric" ] || fail "full tier, p2p-6.12 shape guest runs '$got'"
+[ -s "$work/shape612/guest-p2p-6.12-smp16/job.txt" ] || fail "full tier, p2p-6.12: no 16-CPU shape guest"
+[ -e "$work/shape612/guest-p2p-6.12-smp2-max240" ] && fail "full tier, p2p-6.12: a 2,maxcpus=240 guest, which 6.12 under TCG cannot be"
+echo "full p2p-6.12 shape: $got with -smp 240, 2 online, and with 16"
 
 plan alone debug
 d=$(job alone debug)

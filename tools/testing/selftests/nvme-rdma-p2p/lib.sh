@@ -125,6 +125,29 @@ nrp_mod_unload_tree() {
 	return 0
 }
 
+# The guest's CPUs, online and possible, in NRP_ONLINE_CPUS and
+# NRP_POSSIBLE_CPUS. A test of the host's shape must run in the shape it
+# was booted for: when run-guest.sh asked for CPUs (--smp N[,maxcpus=M],
+# --online K: NRP_SMP, NRP_ONLINE) that the kernel did not make possible
+# or online, fail rather than test a smaller shape. (6.12 under TCG makes
+# none of QEMU's hotpluggable CPUs possible: --smp M --online N does.)
+nrp_guest_cpus() {
+	local want_p want_o
+	NRP_ONLINE_CPUS=$(nproc)
+	NRP_POSSIBLE_CPUS=$(($(sed 's/.*[-,]//' /sys/devices/system/cpu/possible) + 1))
+	echo "guest: $NRP_ONLINE_CPUS online CPUs, $NRP_POSSIBLE_CPUS possible${1:+; $1}"
+	[ -n "${NRP_SMP:-}" ] || return 0
+	want_o=${NRP_SMP%%,*}
+	want_p=$want_o
+	case $NRP_SMP in *maxcpus=*) want_p=${NRP_SMP##*maxcpus=}; want_p=${want_p%%,*} ;; esac
+	[ -z "${NRP_ONLINE:-}" ] || want_o=$NRP_ONLINE
+	[[ $want_o =~ ^[0-9]+$ && $want_p =~ ^[0-9]+$ ]] || return 0
+	[ "$NRP_POSSIBLE_CPUS" = "$want_p" ] ||
+		nrp_fail "booted for $want_p possible CPUs (-smp $NRP_SMP), the kernel made $NRP_POSSIBLE_CPUS possible"
+	[ "$NRP_ONLINE_CPUS" = "$want_o" ] ||
+		nrp_fail "booted for $want_o online CPUs, $NRP_ONLINE_CPUS are online"
+}
+
 # Reload nvme_core with multipath=$1 (Y or N) unless it already has it;
 # a later test gets the default back. A test run as NAME@mpn
 # (run_tests.sh) runs with N whatever the boot says; one that asks for Y
