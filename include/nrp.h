@@ -438,6 +438,7 @@ void nrp_exit_queue(struct nrp_queue *queue);
 void nrp_expire_inflight(struct nrp_queue *queue);
 extern const struct blk_mq_ops nrp_admin_mq_ops;
 extern const struct blk_mq_ops nrp_io_mq_ops;
+unsigned int nrp_usable_cpus(void);
 int nrp_post_recv(struct nrp_queue *queue, struct nrp_qe *qe);
 int nrp_send_poll(struct irq_poll *iop, int budget);
 void nrp_send_cq_event(struct ib_cq *cq, void *queue);

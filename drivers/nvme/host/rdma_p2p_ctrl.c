@@ -72,7 +72,7 @@ static int nrp_start_io_queues(struct nrp_ctrl *ctrl, int first, int last)
 
 /*
  * Ask the controller for as many queues as the options want (capped by
- * CPUs and completion vectors) and split what it grants into default,
+ * usable CPUs, nrp_usable_cpus(), and completion vectors) and split what it grants into default,
  * read and poll queues, in that order of priority.
  */
 static int nrp_alloc_io_queues(struct nrp_ctrl *ctrl)
@@ -82,11 +82,11 @@ static int nrp_alloc_io_queues(struct nrp_ctrl *ctrl)
 	unsigned int nr_read, nr_default, nr_poll;
 	int nr_io, left, i, ret;
 
-	nr_read = min3(opts->nr_io_queues, num_online_cpus(),
+	nr_read = min3(opts->nr_io_queues, nrp_usable_cpus(),
 		       (unsigned int)ibdev->num_comp_vectors);
-	nr_default = min3(opts->nr_write_queues, num_online_cpus(),
+	nr_default = min3(opts->nr_write_queues, nrp_usable_cpus(),
 			  (unsigned int)ibdev->num_comp_vectors);
-	nr_poll = min(opts->nr_poll_queues, num_online_cpus());
+	nr_poll = min(opts->nr_poll_queues, nrp_usable_cpus());
 	nr_io = nr_read + nr_default + nr_poll;
 
 	ret = nvme_set_queue_count(&ctrl->ctrl, &nr_io);

@@ -12,6 +12,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/delay.h>
+#include <linux/sched/isolation.h>
 #include <linux/slab.h>
 
 #include "nrp.h"
@@ -1144,54 +1145,82 @@ static int nrp_init_admin_hctx(struct blk_mq_hw_ctx *hctx, void *data,
 }
 
 /*
- * Does every queue of @map have an online CPU? blk-mq spreads a map's
- * queues over the possible CPUs whether they are online or not; 6.12's
- * spread (group_cpus_evenly()) groups the present CPUs first. On a host
- * whose CPUs are present but offline (SMT turned off at run time, a
- * maxcpus= boot, CPUs an admin took down) a queue can get offline CPUs
- * only.
+ * A CPU that can carry a queue's requests: online, and not isolated
+ * (isolcpus=, nohz_full=, an isolated cpuset partition), which
+ * blk_mq_map_swqueue() leaves out of every hardware context's CPU mask.
  */
-static bool nrp_map_all_online(const struct blk_mq_queue_map *map)
+static bool nrp_cpu_usable(unsigned int cpu)
+{
+	return cpu_online(cpu) && !cpu_is_isolated(cpu);
+}
+
+/*
+ * How many I/O queues of a kind the CPUs can use: the usable CPUs, at least
+ * one. The in-tree transport counts the online CPUs; on a host with
+ * isolated CPUs that gives queues that no usable CPU can be mapped to.
+ */
+unsigned int nrp_usable_cpus(void)
+{
+	unsigned int cpu, n = 0;
+
+	for_each_online_cpu(cpu) {
+		if (nrp_cpu_usable(cpu))
+			n++;
+	}
+	return max(n, 1U);
+}
+
+/* Does every queue of @map have a usable CPU? */
+static bool nrp_map_all_usable(const struct blk_mq_queue_map *map)
 {
 	unsigned int cpu, q;
 
 	for (q = 0; q < map->nr_queues; q++) {
-		bool online = false;
+		bool usable = false;
 
 		for_each_online_cpu(cpu) {
-			if (map->mq_map[cpu] == map->queue_offset + q) {
-				online = true;
+			if (map->mq_map[cpu] == map->queue_offset + q &&
+			    nrp_cpu_usable(cpu)) {
+				usable = true;
 				break;
 			}
 		}
-		if (!online)
+		if (!usable)
 			return false;
 	}
 	return true;
 }
 
 /*
- * The Connect of an I/O queue goes through a request of that queue's own
- * hardware context, and blk_mq_alloc_request_hctx() refuses one with no
- * online CPU (-EXDEV): the whole connect fails, and with the in-tree
- * nvme_rdma of 6.12 a default connect does on such a host. We count the
- * queues by online CPUs already; where the spread leaves a queue without
- * one, we deal the online CPUs out first, one queue each in turn, then the
- * offline ones, so that every queue connects and carries I/O. The map is
- * a snapshot, as blk-mq's own: CPUs that go offline later are blk-mq's
+ * blk-mq spreads a map's queues over the possible CPUs, present ones
+ * first, whether online or not (6.1 one queue per CPU in CPU order, 6.12
+ * in groups of NUMA nodes and siblings). On a host whose CPUs are present
+ * but offline (SMT turned off at run time, CPUs an admin took down) or
+ * isolated, a queue can get no usable CPU. The core sends the Connect of
+ * an I/O queue through a request of that queue's own hardware context, and
+ * blk_mq_alloc_request_hctx() refuses it (-EXDEV): the whole connect
+ * fails, and with the in-tree nvme_rdma of 6.12 a default connect does on
+ * a guest of 240 CPUs present and two online. We count the queues by
+ * usable CPUs (nrp_usable_cpus()); where the spread leaves a queue without
+ * one, we deal the usable CPUs out first, one queue each in turn, then the
+ * others, so that every queue connects and carries I/O. The map is a
+ * snapshot, as blk-mq's own: CPUs that go offline later are blk-mq's
  * hotplug handling, and a reconnect maps again only after it has connected
  * the queues the tag set knows (nrp_configure_io_queues(), as in-tree).
  */
-static void nrp_map_online_first(struct blk_mq_queue_map *map)
+static void nrp_map_usable_first(struct blk_mq_queue_map *map)
 {
 	unsigned int cpu, i = 0;
 
-	if (nrp_map_all_online(map))
+	if (nrp_map_all_usable(map))
 		return;
-	for_each_online_cpu(cpu)
-		map->mq_map[cpu] = map->queue_offset + i++ % map->nr_queues;
 	for_each_possible_cpu(cpu) {
-		if (!cpu_online(cpu))
+		if (nrp_cpu_usable(cpu))
+			map->mq_map[cpu] = map->queue_offset +
+					   i++ % map->nr_queues;
+	}
+	for_each_possible_cpu(cpu) {
+		if (!nrp_cpu_usable(cpu))
 			map->mq_map[cpu] = map->queue_offset +
 					   i++ % map->nr_queues;
 	}
@@ -1214,23 +1243,32 @@ static void nrp_map_queues(struct blk_mq_tag_set *set)
 
 	dflt->nr_queues = nr_default;
 	dflt->queue_offset = 0;
+	if (ctrl->dev)
+		nrp_map_queues_rdma(dflt, ctrl->dev->ibdev);
+	else
+		blk_mq_map_queues(dflt);
+	nrp_map_usable_first(dflt);
+
 	if (opts->nr_write_queues && nr_read) {
 		read->nr_queues = nr_read;
 		read->queue_offset = nr_default;
+		if (ctrl->dev)
+			nrp_map_queues_rdma(read, ctrl->dev->ibdev);
+		else
+			blk_mq_map_queues(read);
+		nrp_map_usable_first(read);
 	} else {
+		/*
+		 * The same queues, so the same map, copied rather than made
+		 * again: blk_mq_map_swqueue() gives a shared queue the type
+		 * of the first map that reaches it, and a CPU going offline
+		 * between two deals would make the maps differ.
+		 */
 		read->nr_queues = nr_default;
 		read->queue_offset = 0;
+		memcpy(read->mq_map, dflt->mq_map,
+		       nr_cpu_ids * sizeof(*read->mq_map));
 	}
-
-	if (ctrl->dev) {
-		nrp_map_queues_rdma(dflt, ctrl->dev->ibdev);
-		nrp_map_queues_rdma(read, ctrl->dev->ibdev);
-	} else {
-		blk_mq_map_queues(dflt);
-		blk_mq_map_queues(read);
-	}
-	nrp_map_online_first(dflt);
-	nrp_map_online_first(read);
 
 	if (opts->nr_poll_queues && nr_poll) {
 		struct blk_mq_queue_map *poll = &set->map[HCTX_TYPE_POLL];
@@ -1238,7 +1276,7 @@ static void nrp_map_queues(struct blk_mq_tag_set *set)
 		poll->nr_queues = nr_poll;
 		poll->queue_offset = nr_default + nr_read;
 		blk_mq_map_queues(poll);
-		nrp_map_online_first(poll);
+		nrp_map_usable_first(poll);
 	}
 
 	dev_info(ctrl->ctrl.device,
