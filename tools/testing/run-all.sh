@@ -876,14 +876,18 @@ pair_part() { # KERNEL ALL-TESTS-NAMED?
 # boots p2p-6.12 too, with 240 CPUs present and two online ("240/2":
 # --smp 240 --online 2, as on a host with SMT turned off at run time):
 # 6.12 under TCG counts no hotpluggable CPU as possible, and its blk-mq
-# spreads queues over present CPUs, online or not. NRP_SHAPE_SMP
-# overrides the list (QEMU -smp values, or N/ONLINE, space-separated).
-shape_default="2,maxcpus=240"
-[ "$tier" = full ] && shape_default="2,maxcpus=240 16"
+# spreads queues over present CPUs, online or not. Both tiers boot the
+# stock kernel also with isolcpus=1 ("2:isolcpus=1"): blk-mq leaves
+# isolated CPUs out of every queue's mask (the P2PDMA kernels are built
+# without CONFIG_CPU_ISOLATION). NRP_SHAPE_SMP overrides the list (QEMU
+# -smp values, or N/ONLINE, each with :KERNEL-ARGS or not,
+# space-separated).
+shape_default="2,maxcpus=240 2:isolcpus=1"
+[ "$tier" = full ] && shape_default="2,maxcpus=240 16 2:isolcpus=1"
 shape_default_612="240/2"
 [ "$tier" = full ] && shape_default_612="240/2 16"
 shape_part() { # KERNEL
-	local k=$1 smp tag t stests=() smps online
+	local k=$1 smp tag t stests=() smps online args run
 	for t in shape_cpus shape_fabric; do
 		is_named "$t" && stests+=("$t")
 	done
@@ -893,7 +897,8 @@ shape_part() { # KERNEL
 	*)	smps=${NRP_SHAPE_SMP-$shape_default} ;;
 	esac
 	for smp in $smps; do
-		online=
+		online= args=
+		case $smp in *:*) args=${smp#*:} smp=${smp%%:*} ;; esac
 		# "2,maxcpus=240" reads stock-smp2-max240, "16" stock-smp16,
 		# "240/2" stock-smp240-on2, anything else every character of
 		# it (sockets=1 and =2 differ)
@@ -907,9 +912,20 @@ shape_part() { # KERNEL
 		else
 			tag="$k-smp${smp//[^0-9a-z]/_}"
 		fi
-		nrp_log "guest $tag: ${stests[*]} with -smp $smp${online:+, $online online}"
+		run=("${stests[@]}")
+		if [ -n "$args" ]; then
+			tag+="-${args//[^0-9a-z]/_}"
+			# a boot of kernel arguments (isolcpus=) is for the
+			# queue map: shape_cpus alone, shape_fabric there
+			# only adds three minutes
+			run=()
+			in_list shape_cpus "${stests[@]}" && run=(shape_cpus)
+			[ ${#run[@]} -gt 0 ] || continue
+		fi
+		nrp_log "guest $tag: ${run[*]} with -smp $smp${online:+, $online online}${args:+, $args}"
 		timed "guest $tag" suite_run "$tag" "$k" --smp "$smp" ${online:+--online "$online"} \
-			-- tools/testing/selftests/nvme-rdma-p2p/run_tests.sh "${stests[@]}"
+			${args:+--append "$args"} \
+			-- tools/testing/selftests/nvme-rdma-p2p/run_tests.sh "${run[@]}"
 	done
 }
 

@@ -98,6 +98,15 @@ got=$(job shape612 p2p-6.12-smp240-on2 | xargs)
 [ -e "$work/shape612/guest-p2p-6.12-smp2-max240" ] && fail "full tier, p2p-6.12: a 2,maxcpus=240 guest, which 6.12 under TCG cannot be"
 echo "full p2p-6.12 shape: $got with -smp 240, 2 online, and with 16"
 
+# The check tier's stock shape guests: 240 possible CPUs, and one CPU of
+# two isolated (isolcpus=1).
+PLAN_SHAPE_DEFAULT=1 plan shapestock stock -- shape_cpus
+f=$work/shapestock/guest-stock-smp2-isolcpus_1/job.txt
+[ -s "$f" ] || fail "check tier, stock: no shape guest with isolcpus=1: $(ls "$work/shapestock")"
+grep -q -- '--smp 2 --append isolcpus=1 ' "$f" || fail "check tier, stock isolcpus guest: $(cat "$f")"
+[ -s "$work/shapestock/guest-stock-smp2-max240/job.txt" ] || fail "check tier, stock: no 240-possible-CPU shape guest"
+echo "check stock shape: -smp 2,maxcpus=240, and -smp 2 with isolcpus=1"
+
 plan alone debug
 d=$(job alone debug)
 has "$d" auth || fail "debug alone does not run auth, which then runs nowhere: $d"

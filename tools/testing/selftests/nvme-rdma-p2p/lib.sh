@@ -125,17 +125,42 @@ nrp_mod_unload_tree() {
 	return 0
 }
 
+# The CPUs of a cpulist ("0-3,8"), one per line; anything else (an empty
+# list, "(null)") gives none.
+nrp_cpulist() {
+	local part
+	for part in $(tr ',' ' ' <<<"$1"); do
+		if [[ $part =~ ^([0-9]+)-([0-9]+)$ ]]; then
+			seq "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}"
+		elif [[ $part =~ ^[0-9]+$ ]]; then
+			echo "$part"
+		fi
+	done
+}
+
 # The guest's CPUs, online and possible, in NRP_ONLINE_CPUS and
-# NRP_POSSIBLE_CPUS. A test of the host's shape must run in the shape it
+# NRP_POSSIBLE_CPUS, and in NRP_USABLE_CPUS the online ones not isolated
+# (isolcpus=, nohz_full=): what the driver counts I/O queues by. A test of
+# the host's shape must run in the shape it
 # was booted for: when run-guest.sh asked for CPUs (--smp N[,maxcpus=M],
 # --online K: NRP_SMP, NRP_ONLINE) that the kernel did not make possible
 # or online, fail rather than test a smaller shape. (6.12 under TCG makes
 # none of QEMU's hotpluggable CPUs possible: --smp M --online N does.)
 nrp_guest_cpus() {
 	local want_p want_o
-	NRP_ONLINE_CPUS=$(nproc)
+	# not nproc: it counts the CPUs this task may run on, and isolcpus=
+	# takes the isolated ones out of that
+	NRP_ONLINE_CPUS=$(nrp_cpulist "$(cat /sys/devices/system/cpu/online)" | wc -l)
 	NRP_POSSIBLE_CPUS=$(($(sed 's/.*[-,]//' /sys/devices/system/cpu/possible) + 1))
-	echo "guest: $NRP_ONLINE_CPUS online CPUs, $NRP_POSSIBLE_CPUS possible${1:+; $1}"
+	NRP_USABLE_CPUS=$(comm -23 <(nrp_cpulist "$(cat /sys/devices/system/cpu/online)" | sort) \
+		<(for f in isolated nohz_full; do
+			nrp_cpulist "$(cat /sys/devices/system/cpu/$f 2>/dev/null)"
+		done | sort -u) | wc -l)
+	echo "guest: $NRP_ONLINE_CPUS online CPUs, $NRP_POSSIBLE_CPUS possible, $NRP_USABLE_CPUS online not isolated${1:+; $1}"
+	if grep -qwE 'isolcpus=[^ ]+|nohz_full=[^ ]+' /proc/cmdline &&
+		[ "$NRP_USABLE_CPUS" = "$NRP_ONLINE_CPUS" ]; then
+		nrp_fail "booted with $(grep -owE '(isolcpus|nohz_full)=[^ ]+' /proc/cmdline | xargs), the kernel isolated no CPU (CONFIG_CPU_ISOLATION?)"
+	fi
 	[ -n "${NRP_SMP:-}" ] || return 0
 	want_o=${NRP_SMP%%,*}
 	want_p=$want_o

@@ -48,7 +48,7 @@ port_of() { if [ "$1" = 1 ]; then echo 1; else echo $((10 + $2)); fi; }
 svcid_of() { if [ "$1" = 1 ]; then echo "$NRP_PORT"; else echo $((NRP_PORT + 1 + $2)); fi; }
 
 nrp_guest_cpus "$nsubs subsystems x 2 paths"
-online=$NRP_ONLINE_CPUS possible=$NRP_POSSIBLE_CPUS
+online=$NRP_USABLE_CPUS possible=$NRP_POSSIBLE_CPUS
 # what the kernel reports from here on is this test's (shape_cpus ran before)
 nrp_dmesg_mark
 
@@ -179,7 +179,7 @@ n=$(nctrls)
 for c in /sys/class/nvme/nvme*; do
 	c=$(basename "$c")
 	nrp_ctrl_is_ours "$c" || nrp_fail "$c is not ours"
-	# default (write) and read queues: one each per online CPU
+	# default (write) and read queues: one each per CPU not isolated
 	q=$(awk 'NR > 1 && $1 > 0' "$NRP_DEBUGFS/$c/queue_stats" | wc -l)
 	[ "$q" = $((2 * online)) ] || nrp_fail "$c: $q I/O queues, not $((2 * online))"
 done
