@@ -72,21 +72,21 @@ static int nrp_start_io_queues(struct nrp_ctrl *ctrl, int first, int last)
 
 /*
  * Ask the controller for as many queues as the options want (capped by
- * usable CPUs, nrp_usable_cpus(), and completion vectors) and split what it grants into default,
- * read and poll queues, in that order of priority.
+ * usable CPUs, nrp_usable_cpus(), and completion vectors) and split what
+ * it grants into default, read and poll queues, in that order of priority.
  */
 static int nrp_alloc_io_queues(struct nrp_ctrl *ctrl)
 {
 	struct nvmf_ctrl_options *opts = ctrl->ctrl.opts;
 	struct ib_device *ibdev = ctrl->dev->ibdev;
-	unsigned int nr_read, nr_default, nr_poll;
+	unsigned int nr_read, nr_default, nr_poll, cpus = nrp_usable_cpus();
 	int nr_io, left, i, ret;
 
-	nr_read = min3(opts->nr_io_queues, nrp_usable_cpus(),
+	nr_read = min3(opts->nr_io_queues, cpus,
 		       (unsigned int)ibdev->num_comp_vectors);
-	nr_default = min3(opts->nr_write_queues, nrp_usable_cpus(),
+	nr_default = min3(opts->nr_write_queues, cpus,
 			  (unsigned int)ibdev->num_comp_vectors);
-	nr_poll = min(opts->nr_poll_queues, nrp_usable_cpus());
+	nr_poll = min(opts->nr_poll_queues, cpus);
 	nr_io = nr_read + nr_default + nr_poll;
 
 	ret = nvme_set_queue_count(&ctrl->ctrl, &nr_io);

@@ -141,18 +141,18 @@ nrp_cpulist() {
 # The guest's CPUs, online and possible, in NRP_ONLINE_CPUS and
 # NRP_POSSIBLE_CPUS, and in NRP_USABLE_CPUS the online ones not isolated
 # (isolcpus=, nohz_full=): what the driver counts I/O queues by. A test of
-# the host's shape must run in the shape it
-# was booted for: when run-guest.sh asked for CPUs (--smp N[,maxcpus=M],
+# the host's shape must run in the shape it was booted for: when run-guest.sh asked for CPUs (--smp N[,maxcpus=M],
 # --online K: NRP_SMP, NRP_ONLINE) that the kernel did not make possible
 # or online, fail rather than test a smaller shape. (6.12 under TCG makes
 # none of QEMU's hotpluggable CPUs possible: --smp M --online N does.)
 nrp_guest_cpus() {
-	local want_p want_o
+	local want_p want_o online
 	# not nproc: it counts the CPUs this task may run on, and isolcpus=
 	# takes the isolated ones out of that
-	NRP_ONLINE_CPUS=$(nrp_cpulist "$(cat /sys/devices/system/cpu/online)" | wc -l)
+	online=$(nrp_cpulist "$(cat /sys/devices/system/cpu/online)" | sort)
+	NRP_ONLINE_CPUS=$(wc -l <<<"$online")
 	NRP_POSSIBLE_CPUS=$(($(sed 's/.*[-,]//' /sys/devices/system/cpu/possible) + 1))
-	NRP_USABLE_CPUS=$(comm -23 <(nrp_cpulist "$(cat /sys/devices/system/cpu/online)" | sort) \
+	NRP_USABLE_CPUS=$(comm -23 <(echo "$online") \
 		<(for f in isolated nohz_full; do
 			nrp_cpulist "$(cat /sys/devices/system/cpu/$f 2>/dev/null)"
 		done | sort -u) | wc -l)
