@@ -180,6 +180,10 @@ for t in "${tests[@]}"; do
 		timeout -k 10 "$t_limit" bash "./$t" 2>&1 | sed -u 's/^/# /' >"/tmp/nrp-$name.log"
 	rc=${PIPESTATUS[0]}
 	cat "/tmp/nrp-$name.log"
+	# A test that ran out of time is mostly stuck in the kernel: the
+	# blocked tasks' stacks go to the log (and the test's saved log
+	# below) before the cleanup below can disturb them.
+	case $rc in 124|137) echo w >/proc/sysrq-trigger 2>/dev/null ;; esac
 	left=$(residue)
 	if [ -n "$left" ]; then
 		echo "$left" | sed 's/^/# left behind: /'
