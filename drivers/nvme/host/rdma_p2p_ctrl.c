@@ -15,6 +15,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/cpu.h>
 #include <linux/inet.h>
 #include <linux/slab.h>
 #include <linux/wait.h>
@@ -262,9 +263,90 @@ static void nrp_run_io_queues(struct nrp_ctrl *ctrl)
 	nrp_visit_ns(&ctrl->ctrl, &v);
 }
 
+/*
+ * Whether blk-mq can allocate I/O queue @qid's Connect: only from a
+ * hardware context that has an online CPU (blk_mq_alloc_request_hctx(),
+ * -EXDEV otherwise). The contexts' CPU masks are those of the last map;
+ * a CPU that went offline since stays in them.
+ */
+static bool nrp_queue_has_online_cpu(struct nrp_ctrl *ctrl, int qid)
+{
+	struct blk_mq_hw_ctx *hctx;
+
+	hctx = xa_load(&ctrl->ctrl.connect_q->hctx_table, qid - 1);
+	return hctx && hctx->nr_ctx &&
+		cpumask_intersects(hctx->cpumask, cpu_online_mask);
+}
+
+/*
+ * Start the queues in [@first, @last) that the current map can connect
+ * (nrp_queue_has_online_cpu()) and return how many it could not: those
+ * stay not LIVE.
+ */
+static int nrp_start_mapped_io_queues(struct nrp_ctrl *ctrl, int first,
+				      int last)
+{
+	int i, ret, skipped = 0;
+
+	for (i = first; i < last; i++) {
+		if (!nrp_queue_has_online_cpu(ctrl, i)) {
+			skipped++;
+			continue;
+		}
+		ret = nrp_start_queue(ctrl, i);
+		if (ret)
+			return ret;
+	}
+	return skipped;
+}
+
+/*
+ * blk-mq marks a hardware context INACTIVE when its last online CPU goes
+ * offline and clears the mark only when one of its CPUs comes back
+ * online, not when a new map gives it online CPUs (blk_mq_map_swqueue()).
+ * Every tag allocation on a marked context gives up (blk_mq_get_tag()):
+ * the Connect of its queue with -EWOULDBLOCK, the I/O of the CPUs now
+ * mapped to it by retrying for ever. After a reconnect remapped contexts
+ * whose CPUs all went away (nrp_configure_io_queues()), clear the mark of
+ * each one an online CPU maps to, as blk-mq's CPU-online callback does.
+ * The tag set's list lock before the hotplug lock, as blk-mq takes them
+ * (blk_mq_update_nr_hw_queues()); the hotplug lock keeps any CPU from
+ * going offline meanwhile.
+ */
+static void nrp_reactivate_hctxs(struct nrp_ctrl *ctrl)
+{
+	struct blk_mq_tag_set *set = ctrl->ctrl.tagset;
+	struct blk_mq_hw_ctx *hctx;
+	struct request_queue *q;
+	unsigned long i;
+	unsigned int cpu;
+
+	mutex_lock(&set->tag_list_lock);
+	cpus_read_lock();
+	list_for_each_entry(q, &set->tag_list, tag_set_list) {
+		queue_for_each_hw_ctx(q, hctx, i) {
+			if (!test_bit(BLK_MQ_S_INACTIVE, &hctx->state))
+				continue;
+			/* (an unmapped context keeps a stale type on 6.1) */
+			if (!hctx->nr_ctx)
+				continue;
+			for_each_online_cpu(cpu) {
+				if (set->map[hctx->type].mq_map[cpu] ==
+				    hctx->queue_num) {
+					clear_bit(BLK_MQ_S_INACTIVE,
+						  &hctx->state);
+					break;
+				}
+			}
+		}
+	}
+	cpus_read_unlock();
+	mutex_unlock(&set->tag_list_lock);
+}
+
 static int nrp_configure_io_queues(struct nrp_ctrl *ctrl, bool new)
 {
-	int ret, nr_known;
+	int ret, nr_known, i;
 
 	ret = nrp_alloc_io_queues(ctrl);
 	if (ret)
@@ -274,52 +356,83 @@ static int nrp_configure_io_queues(struct nrp_ctrl *ctrl, bool new)
 		ret = nrp_alloc_io_tag_set(ctrl);
 		if (ret)
 			goto out_free_io_queues;
+		/* a new tag set, built for every queue the target granted */
+		ret = nrp_start_io_queues(ctrl, 1, ctrl->ctrl.queue_count);
+		if (ret)
+			goto out_stop_io_queues;
+		return 0;
 	}
 
 	/*
 	 * After a reconnect the controller may grant a different number of
 	 * queues than the tag set was built for. Start the ones the tag set
 	 * knows, resize it, then start any new ones.
+	 *
+	 * Where every CPU of a known queue went offline since the last map
+	 * (CPU hotplug, SMT switched off), its Connect cannot be allocated
+	 * until the map is redone below, which gives each queue a usable CPU
+	 * (nrp_map_queues()): start it after that. In-tree fails the attempt
+	 * with -EXDEV, every reconnect_delay until ctrl_loss_tmo deletes the
+	 * controller. Nothing waits on such a queue: blk-mq drains a context
+	 * before its last CPU goes offline (and marks it INACTIVE,
+	 * nrp_reactivate_hctxs()).
 	 */
 	nr_known = min_t(int, ctrl->io_set.nr_hw_queues + 1,
 			 ctrl->ctrl.queue_count);
-	ret = nrp_start_io_queues(ctrl, 1, nr_known);
-	if (ret)
+	ret = nrp_start_mapped_io_queues(ctrl, 1, nr_known);
+	if (ret < 0)
 		goto out_stop_io_queues;
+	if (ret)
+		dev_info(ctrl->ctrl.device,
+			 "%d I/O queue(s) have no online CPU: connecting them after the remap\n",
+			 ret);
 
-	if (!new) {
+	/*
+	 * Requests waiting on the dispatch lists since the connection went
+	 * (nrp_queue_rq()) go out on the new queues now; the freeze waits
+	 * for them. The queues are open (err_work and the last attempt
+	 * leave them so) or quiesced (a reset): unquiesce what is quiesced
+	 * and run them all. Not a quiesce and unquiesce pair, which would
+	 * run them too: on 6.12 both walk the tag set's queues, and one the
+	 * scan work adds in between would be unquiesced without having been
+	 * quiesced (nrp_open_io_queues(), nrp_stop_ctrl()).
+	 */
+	nvme_start_freeze(&ctrl->ctrl);
+	nrp_open_io_queues(&ctrl->ctrl);
+	nrp_run_io_queues(ctrl);
+	if (!nvme_wait_freeze_timeout(&ctrl->ctrl, NVME_IO_TIMEOUT)) {
 		/*
-		 * Requests waiting on the dispatch lists since the connection
-		 * went (nrp_queue_rq()) go out on the new queues now; the
-		 * freeze waits for them. The queues are open (err_work and
-		 * the last attempt leave them so) or quiesced (a reset):
-		 * unquiesce what is quiesced and run them all. Not a quiesce
-		 * and unquiesce pair, which would run them too: on 6.12 both
-		 * walk the tag set's queues, and one the scan work adds in
-		 * between would be unquiesced without having been quiesced
-		 * (nrp_open_io_queues(), nrp_stop_ctrl()).
+		 * Something still holds requests after a full I/O timeout:
+		 * better fail this attempt than hang.
 		 */
-		nvme_start_freeze(&ctrl->ctrl);
-		nrp_open_io_queues(&ctrl->ctrl);
-		nrp_run_io_queues(ctrl);
-		if (!nvme_wait_freeze_timeout(&ctrl->ctrl, NVME_IO_TIMEOUT)) {
-			/*
-			 * Something still holds requests after a full I/O
-			 * timeout: better fail this attempt than hang.
-			 */
-			ret = -ENODEV;
+		ret = -ENODEV;
+		nvme_unfreeze(&ctrl->ctrl);
+		goto out_stop_io_queues;
+	}
+	blk_mq_update_nr_hw_queues(ctrl->ctrl.tagset,
+				   ctrl->ctrl.queue_count - 1);
+	nrp_reactivate_hctxs(ctrl);
+
+	/*
+	 * Start the queues skipped above and any new ones while the
+	 * namespaces are still frozen. I/O that reached a queue not yet
+	 * live would wait on its dispatch list (BLK_STS_DEV_RESOURCE,
+	 * nrp_queue_rq()) until something else completes on it, which on a
+	 * fresh queue may never happen; in-tree starts new queues after the
+	 * unfreeze and dispatches such I/O again every 3 ms. The Connects
+	 * go through the core's connect queue, which this freeze does not
+	 * hold.
+	 */
+	for (i = 1; i < ctrl->io_set.nr_hw_queues + 1; i++) {
+		if (test_bit(NRP_Q_LIVE, &ctrl->queues[i].flags))
+			continue;
+		ret = nrp_start_queue(ctrl, i);
+		if (ret) {
 			nvme_unfreeze(&ctrl->ctrl);
 			goto out_stop_io_queues;
 		}
-		blk_mq_update_nr_hw_queues(ctrl->ctrl.tagset,
-					   ctrl->ctrl.queue_count - 1);
-		nvme_unfreeze(&ctrl->ctrl);
 	}
-
-	ret = nrp_start_io_queues(ctrl, nr_known,
-				  ctrl->io_set.nr_hw_queues + 1);
-	if (ret)
-		goto out_stop_io_queues;
+	nvme_unfreeze(&ctrl->ctrl);
 	return 0;
 
 out_stop_io_queues:
