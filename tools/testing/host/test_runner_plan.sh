@@ -14,12 +14,12 @@ stub=$TOP/tools/testing/host/fixtures/stub-run-guest.sh
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# A scratch cache: the debug kernel "built", the kernel source shared with
+# A scratch cache: the debug and P2PDMA kernels "built", the source shared with
 # the real cache (the foreign module for stock 6.1 is built from it).
 cache=$work/cache
 mkdir -p "$cache/kernel"
 ln -s "$NRP_CACHE/src" "$cache/src"
-for k in debug p2p-6.12; do
+for k in debug p2p p2p-6.12; do
 	d=$(NRP_CACHE=$cache bash -c ". '$TOP/tools/vm/lib.sh'; nrp_use_kernel $k; nrp_kernel_dir $k")
 	mkdir -p "$d" && touch "$d/.done"
 done
@@ -88,24 +88,44 @@ echo "full p2p-6.12: $got, in a multipath=Y boot of 2 CPUs"
 
 # The full tier boots p2p-6.12's shape guests too: 240 CPUs present, two
 # online (6.12 under TCG makes no hotpluggable CPU possible), and 16.
-NRP_TIER=full PLAN_SHAPE_DEFAULT=1 plan shape612 p2p-6.12 -- shape_cpus shape_fabric
+NRP_TIER=full PLAN_SHAPE_DEFAULT=1 plan shape612 p2p-6.12 -- shape_cpus shape_fabric shape_hotplug
 f=$work/shape612/guest-p2p-6.12-smp240-on2/job.txt
 [ -s "$f" ] || fail "full tier, p2p-6.12: no shape guest of 240 CPUs, 2 online: $(ls "$work/shape612")"
 grep -q -- '--smp 240 --online 2 ' "$f" || fail "full tier, p2p-6.12 shape guest: $(cat "$f")"
 got=$(job shape612 p2p-6.12-smp240-on2 | xargs)
-[ "$got" = "shape_cpus shape_fabric" ] || fail "full tier, p2p-6.12 shape guest runs '$got'"
+[ "$got" = "shape_cpus shape_fabric shape_hotplug" ] || fail "full tier, p2p-6.12 shape guest runs '$got'"
 [ -s "$work/shape612/guest-p2p-6.12-smp16/job.txt" ] || fail "full tier, p2p-6.12: no 16-CPU shape guest"
 [ -e "$work/shape612/guest-p2p-6.12-smp2-max240" ] && fail "full tier, p2p-6.12: a 2,maxcpus=240 guest, which 6.12 under TCG cannot be"
 echo "full p2p-6.12 shape: $got with -smp 240, 2 online, and with 16"
 
-# The check tier's stock shape guests: 240 possible CPUs, and one CPU of
-# two isolated (isolcpus=1).
-PLAN_SHAPE_DEFAULT=1 plan shapestock stock -- shape_cpus
+# The check tier's stock shape guests: 240 CPUs present, 2 online (where
+# shape_hotplug runs), and one CPU of two isolated (isolcpus=1: the queue
+# map alone, shape_cpus).
+PLAN_SHAPE_DEFAULT=1 plan shapestock stock -- shape_cpus shape_hotplug
 f=$work/shapestock/guest-stock-smp2-isolcpus_1/job.txt
 [ -s "$f" ] || fail "check tier, stock: no shape guest with isolcpus=1: $(ls "$work/shapestock")"
 grep -q -- '--smp 2 --append isolcpus=1 ' "$f" || fail "check tier, stock isolcpus guest: $(cat "$f")"
-[ -s "$work/shapestock/guest-stock-smp2-max240/job.txt" ] || fail "check tier, stock: no 240-possible-CPU shape guest"
-echo "check stock shape: -smp 2,maxcpus=240, and -smp 2 with isolcpus=1"
+got=$(job shapestock stock-smp2-isolcpus_1 | xargs)
+[ "$got" = shape_cpus ] || fail "check tier, stock isolcpus guest runs '$got', not shape_cpus alone"
+f=$work/shapestock/guest-stock-smp240-on2/job.txt
+[ -s "$f" ] || fail "check tier, stock: no shape guest of 240 CPUs, 2 online: $(ls "$work/shapestock")"
+grep -q -- '--smp 240 --online 2 ' "$f" || fail "check tier, stock 240/2 shape guest: $(cat "$f")"
+got=$(job shapestock stock-smp240-on2 | xargs)
+[ "$got" = "shape_cpus shape_hotplug" ] || fail "check tier, stock 240/2 shape guest runs '$got'"
+# a boot of two CPUs present cannot take cpu1 offline with cpu2 left
+NRP_SHAPE_SMP=2,maxcpus=240 plan shapemax stock -- shape_cpus shape_hotplug
+got=$(job shapemax stock-smp2-max240 | xargs)
+[ "$got" = shape_cpus ] || fail "a 2,maxcpus=240 shape guest runs '$got', not shape_cpus alone"
+echo "check stock shape: -smp 240 with 2 online (shape_hotplug there), and -smp 2 with isolcpus=1"
+
+# The full tier's stock shape guest of 64 online CPUs: shape_fabric stays
+# where 16 or fewer are online (run-all.sh says why).
+NRP_TIER=full PLAN_SHAPE_DEFAULT=1 plan shape64 stock -- shape_cpus shape_fabric shape_hotplug
+got=$(job shape64 stock-smp64 | xargs)
+[ "$got" = "shape_cpus shape_hotplug" ] || fail "full tier, stock 64-CPU shape guest runs '$got'"
+got=$(job shape64 stock-smp240-on2 | xargs)
+[ "$got" = "shape_cpus shape_fabric shape_hotplug" ] || fail "full tier, stock 240/2 shape guest runs '$got'"
+echo "full stock shape: 64 online: $(job shape64 stock-smp64 | xargs)"
 
 plan alone debug
 d=$(job alone debug)

@@ -146,17 +146,8 @@ nrp_cpulist() {
 # or online, fail rather than test a smaller shape. (6.12 under TCG makes
 # none of QEMU's hotpluggable CPUs possible: --smp M --online N does.)
 nrp_guest_cpus() {
-	local want_p want_o online
-	# not nproc: it counts the CPUs this task may run on, and isolcpus=
-	# takes the isolated ones out of that
-	online=$(nrp_cpulist "$(cat /sys/devices/system/cpu/online)" | sort)
-	NRP_ONLINE_CPUS=$(wc -l <<<"$online")
-	NRP_POSSIBLE_CPUS=$(($(sed 's/.*[-,]//' /sys/devices/system/cpu/possible) + 1))
-	NRP_USABLE_CPUS=$(comm -23 <(echo "$online") \
-		<(for f in isolated nohz_full; do
-			nrp_cpulist "$(cat /sys/devices/system/cpu/$f 2>/dev/null)"
-		done | sort -u) | wc -l)
-	echo "guest: $NRP_ONLINE_CPUS online CPUs, $NRP_POSSIBLE_CPUS possible, $NRP_USABLE_CPUS online not isolated${1:+; $1}"
+	local want_p want_o
+	nrp_count_cpus "$@"
 	if grep -qwE 'isolcpus=[^ ]+|nohz_full=[^ ]+' /proc/cmdline &&
 		[ "$NRP_USABLE_CPUS" = "$NRP_ONLINE_CPUS" ]; then
 		nrp_fail "booted with $(grep -owE '(isolcpus|nohz_full)=[^ ]+' /proc/cmdline | xargs), the kernel isolated no CPU (CONFIG_CPU_ISOLATION?)"
@@ -171,6 +162,23 @@ nrp_guest_cpus() {
 		nrp_fail "booted for $want_p possible CPUs (-smp $NRP_SMP), the kernel made $NRP_POSSIBLE_CPUS possible"
 	[ "$NRP_ONLINE_CPUS" = "$want_o" ] ||
 		nrp_fail "booted for $want_o online CPUs, $NRP_ONLINE_CPUS are online"
+}
+
+# NRP_ONLINE_CPUS, NRP_POSSIBLE_CPUS and NRP_USABLE_CPUS as they are now
+# (nrp_guest_cpus without its checks of the boot: for a test that takes
+# CPUs offline or brings them online), printed with $1 as a note.
+nrp_count_cpus() {
+	local online
+	# not nproc: it counts the CPUs this task may run on, and isolcpus=
+	# takes the isolated ones out of that
+	online=$(nrp_cpulist "$(cat /sys/devices/system/cpu/online)" | sort)
+	NRP_ONLINE_CPUS=$(wc -l <<<"$online")
+	NRP_POSSIBLE_CPUS=$(($(sed 's/.*[-,]//' /sys/devices/system/cpu/possible) + 1))
+	NRP_USABLE_CPUS=$(comm -23 <(echo "$online") \
+		<(for f in isolated nohz_full; do
+			nrp_cpulist "$(cat /sys/devices/system/cpu/$f 2>/dev/null)"
+		done | sort -u) | wc -l)
+	echo "guest: $NRP_ONLINE_CPUS online CPUs, $NRP_POSSIBLE_CPUS possible, $NRP_USABLE_CPUS online not isolated${1:+; $1}"
 }
 
 # Reload nvme_core with multipath=$1 (Y or N) unless it already has it;
