@@ -529,9 +529,20 @@ uspace_tests=(p2p_user_raw p2p_user_fs)
 siw_all=(connect connect_all connect_options bad_input admin_commands fio_verify
 	filesystems mapping_modes max_transfer poll_queues reset_during_io sg_tables
 	teardown_live)
+# The multipath tests too (issue 28: P2P through the head, a path lost,
+# ANA, an in-tree path joining, failover of queued requests), about two
+# minutes of a TCG guest per kernel. Those that take a target port away
+# run over siw on 6.12 only: on 6.1, after the port went and the target's
+# keep-alive timer ended that controller, nvmet sometimes never finishes
+# destroying its queue (nvmet_sq_destroy waits for ever; the fixture's
+# `rdma link del` then waits for it in nvmet_rdma_remove_one), with our
+# controllers long gone: two runs of p2p_mpath_pathloss@siw in four,
+# run_tests.sh's blocked-task dump. In-tree target over siw, not ours.
+siw_port_loss=(p2p_mpath_pathloss failover_queued)
 if [ "$tier" = full ]; then
 	siw_all+=(demo p2p_checkpoint p2p_concurrent p2p_multipath p2p_nvmet
-		p2p_unreachable "${uspace_tests[@]}")
+		p2p_unreachable "${uspace_tests[@]}" p2p_mpath_pathloss p2p_mpath_ana
+		p2p_mpath_mixed failover_queued)
 fi
 # The P2P tests once more with nvme_core reloaded with multipath=N
 # (NAME@mpn, run_tests.sh), in the same boot, on the P2PDMA kernels of
@@ -746,6 +757,7 @@ guest_part() { # KERNEL TEST...
 		local siw_pass=("${siw_all[@]}")
 		[ "$tier" = check ] && [ $# = 0 ] && siw_pass=("${siw_check[@]}")
 		for t in "${siw_pass[@]}"; do
+			[[ $k != *-6.12 ]] && in_list "$t" "${siw_port_loss[@]}" && continue
 			is_named "$t" && tests+=("$t@siw")
 		done
 	fi

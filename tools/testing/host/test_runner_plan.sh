@@ -86,6 +86,19 @@ grep -q -- '--smp 2 ' "$work/mpn/guest-p2p-6.12/job.txt" ||
 	fail "full tier, p2p-6.12: the suite boot is not of 2 CPUs (6.12 under TCG has no hotpluggable ones): $(cat "$work/mpn/guest-p2p-6.12/job.txt")"
 echo "full p2p-6.12: $got, in a multipath=Y boot of 2 CPUs"
 
+# The full tier runs the multipath tests over siw too (issue 28).
+NRP_TIER=full NRP_MPN_KERNELS= plan siwmp p2p-6.12 -- p2p_mpath_pathloss failover_queued
+got=$(job siwmp p2p-6.12 | xargs)
+want="p2p_mpath_pathloss failover_queued p2p_mpath_pathloss@siw failover_queued@siw"
+[ "$got" = "$want" ] || fail "full tier, p2p-6.12 multipath tests: runs '$got', not '$want'"
+echo "full p2p-6.12 multipath: $got"
+# on 6.1 the tests that take a port away stay over rxe (run-all.sh says why)
+NRP_TIER=full NRP_MPN_KERNELS= plan siwmp61 p2p -- p2p_mpath_pathloss p2p_mpath_ana
+got=$(job siwmp61 p2p | xargs)
+want="p2p_mpath_pathloss p2p_mpath_ana p2p_mpath_ana@siw"
+[ "$got" = "$want" ] || fail "full tier, p2p: runs '$got', not '$want'"
+echo "full p2p multipath: $got"
+
 # The full tier boots p2p-6.12's shape guests too: 240 CPUs present, two
 # online (6.12 under TCG makes no hotpluggable CPU possible), and 16.
 NRP_TIER=full PLAN_SHAPE_DEFAULT=1 plan shape612 p2p-6.12 -- shape_cpus shape_fabric shape_hotplug
