@@ -903,7 +903,7 @@ shape_default="240/2 2:isolcpus=1"
 shape_default_612="240/2"
 [ "$tier" = full ] && shape_default_612="240/2 16"
 shape_part() { # KERNEL
-	local k=$1 smp tag t stests=() smps online args run
+	local k=$1 smp tag t stests=() smps online args run present nonline
 	for t in shape_cpus shape_fabric shape_hotplug; do
 		is_named "$t" && stests+=("$t")
 	done
@@ -928,27 +928,24 @@ shape_part() { # KERNEL
 		else
 			tag="$k-smp${smp//[^0-9a-z]/_}"
 		fi
-		run=("${stests[@]}")
-		# shape_hotplug takes cpu1 offline and needs cpu2 and cpu3
-		# present (online or not): not in a boot of two CPUs present
-		# (-smp's first number; "2,maxcpus=240" adds possible ones only)
-		if ! [[ ${smp%%,*} =~ ^[0-9]+$ ]] || [ "${smp%%,*}" -lt 4 ]; then
-			run=()
-			for t in "${stests[@]}"; do
-				[ "$t" = shape_hotplug ] || run+=("$t")
-			done
-		fi
-		# shape_fabric's 16 controllers with a queue per online CPU
-		# each: at 64 online, nvmet over rxe failed to create the
-		# target's queue pairs (create_qp -22) and the host's
-		# keep-alives came late; it runs where 16 or fewer are online
-		if [[ ${online:-${smp%%,*}} =~ ^[0-9]+$ ]] && [ "${online:-${smp%%,*}}" -gt 16 ]; then
-			local keep=("${run[@]}")
-			run=()
-			for t in "${keep[@]}"; do
-				[ "$t" = shape_fabric ] || run+=("$t")
-			done
-		fi
+		# CPUs present (-smp's first number; "2,maxcpus=240" adds
+		# possible ones only) and online
+		present=${smp%%,*}
+		[[ $present =~ ^[0-9]+$ ]] || present=0
+		nonline=${online:-$present}
+		run=()
+		for t in "${stests[@]}"; do
+			case $t in
+			# takes cpu1 offline and needs cpu2 and cpu3 present
+			shape_hotplug) [ "$present" -ge 4 ] || continue ;;
+			# 16 controllers with a queue per online CPU each: at
+			# 64 online, nvmet over rxe failed to create the
+			# target's queue pairs (create_qp -22) and the host's
+			# keep-alives came late; it runs where 16 or fewer are
+			shape_fabric) [ "$nonline" -le 16 ] || continue ;;
+			esac
+			run+=("$t")
+		done
 		if [ -n "$args" ]; then
 			tag+="-${args//[^0-9a-z]/_}"
 			# a boot of kernel arguments (isolcpus=) is for the
