@@ -48,8 +48,9 @@ while [ $# -gt 0 ]; do
 	*)			nrp_die "unknown option $1" ;;
 	esac
 done
-# building a guest kernel (with linux-source-SERIES, below)
-build_tools=(make gcc bc flex bison libelf-dev libssl-dev dwarves cpio xz-utils kmod)
+# building a guest kernel (with linux-source-SERIES, below; patch for the
+# debug kernel's tools/vm/patches)
+build_tools=(make gcc bc flex bison libelf-dev libssl-dev dwarves cpio xz-utils kmod patch)
 # a guest run: QEMU, its initramfs, the host tools it builds
 # (tools/hostile-target: rdma-core's headers) and, since the guest's root
 # is the host's over 9p, every tool the guest runs

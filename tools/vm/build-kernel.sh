@@ -36,6 +36,23 @@ obj=$kdir/build
 rm -rf "$kdir"
 mkdir -p "$obj"
 
+# The flavour's patches (nrp_flavour_patches: the debug kernel's) go on a
+# copy of the tree made of hard links, each patched file a copy of its
+# own, so that the shared tree, which the other flavours and the private
+# headers come from, stays as Debian ships it.
+patches=$(nrp_flavour_patches "$flavour")
+if [ -n "$patches" ]; then
+	nrp_log "patching a linked copy of the source: $(echo "$patches" | xargs -n1 basename | xargs)"
+	cp -al "$src" "$kdir/src"
+	for p in $patches; do
+		sed -n 's|^+++ b/||p' "$p" | while read -r f; do
+			cp --remove-destination "$src/$f" "$kdir/src/$f"
+		done
+		patch -s -p1 -d "$kdir/src" <"$p" || nrp_die "$p does not apply to $src"
+	done
+	src=$kdir/src
+fi
+
 # allnoconfig plus our fragments keeps the build to what a test guest uses.
 # shellcheck disable=SC2086
 cat $frags >"$kdir/fragment.config"

@@ -137,14 +137,24 @@ nrp_flavour_fragments() {
 	echo "$f"
 }
 
+# Patches a flavour's source carries (tools/vm/patches/FLAVOUR/SERIES/, in
+# order): only the debug kernel's, fixes to upstream code whose reports
+# would turn its checkers off. Each patch says why.
+nrp_flavour_patches() {
+	local d=$NRP_TOP/tools/vm/patches/$1/$NRP_SERIES
+	[ "$1" = debug ] && [ -d "$d" ] || return 0
+	find "$d" -maxdepth 1 -name '*.patch' | sort
+}
+
 # Bump when the way a kernel is built changes (make targets, install
 # layout); editing the script's comments or progress output does not.
 NRP_KERNEL_RECIPE=1
 
-# Cache key: source version, config fragments and the build recipe.
+# Cache key: source version, config fragments, patches and the build recipe.
 nrp_kernel_key() {
 	local frags
 	frags=$(nrp_flavour_fragments "$1") || exit 1
+	frags+=" $(nrp_flavour_patches "$1" | xargs)"
 	# shellcheck disable=SC2086
 	{ nrp_src_pkgver; cat $frags; echo "recipe $NRP_KERNEL_RECIPE"
 	  [ "$1" != debug ] || echo "KASAN on the modules only"; } |

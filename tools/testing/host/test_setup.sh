@@ -14,7 +14,7 @@ list() { "$setup" --list "$@" --series "$NRP_SERIES" || fail "setup.sh --list $*
 build=$(list --for build)
 guest=$(list --for guest)
 all=$(list)
-for p in make gcc flex bison bc libelf-dev libssl-dev cpio kmod "linux-source-$NRP_SERIES"; do
+for p in make gcc flex bison bc libelf-dev libssl-dev cpio kmod patch "linux-source-$NRP_SERIES"; do
 	echo "$build" | grep -qx -- "$p" || fail "the build part lacks $p: $(echo $build)"
 done
 for p in qemu-system-x86 busybox-static nvme-cli rdma-core iproute2 fio python3 libibverbs-dev; do

@@ -1,0 +1,47 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The debug kernel's patches (tools/vm/patches/debug/SERIES/) apply to the
+# source of their series as the set-up installs it, 6.12's too, which no
+# check-tier kernel build reaches: a Debian update that moves their
+# context fails here, not in a background build or a full-tier run. Each
+# patch says why it exists, names only files of the tree, and changes the
+# cache key of the debug kernel (a new patch rebuilds it).
+. "$(dirname "$0")/lib.sh"
+n=0
+for series in 6.1 6.12; do
+	d=$TOP/tools/vm/patches/debug/$series
+	[ -d "$d" ] || continue
+	src=$(NRP_SERIES=$series bash -c ". '$TOP/tools/vm/lib.sh'; nrp_src_tree") ||
+		fail "no linux-source-$series tree"
+	got=$(NRP_SERIES=$series bash -c ". '$TOP/tools/vm/lib.sh'; nrp_flavour_patches debug" | xargs)
+	want=$(find "$d" -maxdepth 1 -name '*.patch' | sort | xargs)
+	[ "$got" = "$want" ] || fail "$series: nrp_flavour_patches gives '$got', not '$want'"
+	for p in $want; do
+		work=$(mktemp -d)
+		# a description before the diff, as a commit message
+		head -n1 "$p" | grep -q '^---' && fail "$p has no description"
+		files=$(sed -n 's|^+++ b/||p' "$p")
+		[ -n "$files" ] || fail "$p changes no file"
+		for f in $files; do
+			[ -f "$src/$f" ] || fail "$p changes $f, which linux-source-$series lacks"
+			mkdir -p "$work/$(dirname "$f")" && cp "$src/$f" "$work/$f"
+		done
+		patch -s -p1 -d "$work" <"$p" || fail "$p does not apply to linux-source-$series"
+		rm -rf "$work"
+		n=$((n + 1))
+		echo "$series: $(basename "$p") applies"
+	done
+done
+[ "$n" -gt 0 ] || fail "no debug kernel patch found"
+# the key: the debug kernel with a patch changed is another build
+scratch=$(scratch_tree)
+trap 'rm -rf "$scratch"' EXIT
+k1=$(bash -c ". '$scratch/tools/vm/lib.sh'; nrp_kernel_dir debug")
+p=$(find "$scratch/tools/vm/patches/debug/6.1" -name '*.patch' | head -n1)
+echo "# a comment line" >>"$p"
+k2=$(bash -c ". '$scratch/tools/vm/lib.sh'; nrp_kernel_dir debug")
+[ "$k1" != "$k2" ] || fail "a changed patch keeps the debug kernel's cache key ($k1)"
+p2p1=$(bash -c ". '$scratch/tools/vm/lib.sh'; nrp_kernel_dir p2p")
+p2p2=$(bash -c ". '$TOP/tools/vm/lib.sh'; nrp_kernel_dir p2p")
+[ "${p2p1##*/}" = "${p2p2##*/}" ] || fail "the debug kernel's patch changed the p2p kernel's key"
+echo "$n patch(es) apply; the debug kernel's key follows them, the p2p kernel's does not"
