@@ -132,37 +132,44 @@ esac
 # largest case costs minutes under TCG runs a smaller one in the check
 # tier that asserts the same (test_p2p_user_fs.sh).
 export NRP_TIER=$tier
-# The check tier's kernels: stock 6.1 (every test) and the 6.1 P2PDMA
-# kernel (the P2P and multipath tests). One kernel build fits the cold
-# budget on 2 cores, two do not, and the debug kernel's checkers do not
-# either (measured, cold, 2 cores):
+# The check tier's kernels: stock 6.1 (every test), the 6.1 P2PDMA kernel
+# (the P2P and multipath tests) and the debug kernel (the P2PDMA kernel
+# with lockdep, kmemleak and KASAN on the modules) for a few tests that
+# reach every part of the module (debug_default). Its build is the second
+# one of a cold run; measured, cold, 2 cores:
 # - a376d38 built the 6.1 P2PDMA and the 6.12 debug kernels: the two
 #   builds need about 4000 core-seconds, the whole run about 8900 (74
-#   minutes of both cores);
-# - a trial before 56d6b54 built only the debug kernel, as the P2PDMA
-#   kernel with lockdep, kmemleak and KASAN on the modules, and ran the
-#   P2P tests there: the build took 25 minutes (1950 core-seconds) beside the stock
-#   guest, and the tests ran four times slower than on the p2p kernel
-#   (backends_siw 189 s against 47 s; with kmemleak off and lockdep not
-#   validating, still over 3.5 minutes), about 90 minutes for the boot.
-# The debug kernel (6.1), the 6.12 P2PDMA kernel (user-space P2P) and
-# stock 6.12 run in the full tier. Every kernel's module builds in the
-# host tests, 6.12's included.
+#   minutes of both cores): the debug boot then ran every P2P test;
+# - a trial before 56d6b54 built only the debug kernel and ran the P2P
+#   tests there: about four times slower than on the p2p kernel
+#   (backends_siw 189 s against 47 s), about 90 minutes for the boot.
+# So the debug boot runs its short list only, in lane B after the p2p
+# boot, while the stock lane runs beside its build.
+# The 6.12 P2PDMA kernel (user-space P2P) and stock 6.12 run in the full
+# tier, and the debug kernel the whole suite there. Every kernel's module
+# builds in the host tests, 6.12's included.
 if [ -z "$kernels" ]; then
-	kernels="stock p2p"
+	kernels="stock p2p debug"
 	[ "$tier" = full ] && kernels="stock p2p debug stock-6.12 p2p-6.12"
 fi
-# With the debug kernel in the check tier (NRP_KERNELS), it runs what the
-# P2PDMA kernel would (below: what the stock kernel cannot, with connect,
-# reset under I/O and teardown under load over siw) and, over rxe, the
-# module's own checks, the P2P fixture and teardown racing the send
-# reaper: every part of the module under the checkers once. The full tier
-# runs there every test whose kernel features it has (debug_lacks).
-# NRP_DEBUG_TESTS names the check tier's rxe tests there;
-# NRP_DEBUG_TESTS=all runs the whole suite.
-debug_default="module_load transport_registered gpu_standin teardown_reaper"
+# The debug kernel's tests in the check tier: every part of the module
+# once under the checkers: load and unload (module_load), registration
+# with the fabrics core (transport_registered), the P2P fixture
+# (gpu_standin), connect, I/O, reset and reconnect under load
+# (reset_during_io), teardown racing the send reaper (teardown_reaper),
+# the P2P mapping path with its counters (p2p_checkpoint, 64 MiB at most
+# under the checkers) and a multipath head carrying P2P, with nvme_core
+# reloaded multipath=Y (p2p_multipath). Where the check tier has no p2p
+# kernel (NRP_KERNELS without it) the debug kernel also runs what that
+# one would (below). The full tier runs there every test whose kernel
+# features it has (debug_lacks). NRP_DEBUG_TESTS names the check tier's
+# list; NRP_DEBUG_TESTS=all runs the whole suite.
+debug_default="module_load transport_registered gpu_standin teardown_reaper
+	reset_during_io p2p_checkpoint p2p_multipath"
 [ "$tier" = full ] && debug_default=all
 debug_tests=${NRP_DEBUG_TESTS:-$debug_default}
+# one line (read -a takes only the first)
+debug_tests=$(xargs <<<"$debug_tests")
 # What the debug kernel has not (it is the P2PDMA kernel with the
 # checkers): what needs the stock kernel's or DKMS's own modules
 # (pi_namespace's scsi_debug, the package and DKMS tests), and the tests
@@ -689,9 +696,13 @@ guest_part() { # KERNEL TEST...
 		tests+=("$t")
 	done
 	[ $# -gt 0 ] && [ ${#tests[@]} = 0 ] && return 0
+	# the debug kernel's own list, unless it stands in for a check tier
+	# without the p2p kernel
+	local debug_own=
 	if [[ $k == debug* ]] && [ $# = 0 ] && [ "$debug_tests" != all ] &&
-		[ "$tier" != check ]; then
+		{ [ "$tier" != check ] || in_list p2p $parts_all; }; then
 		read -ra tests <<<"$debug_tests"
+		debug_own=1
 	fi
 	# Stock 6.12 in the check tier: the transport's core paths through the
 	# nvme core calls 6.12 changed, and authentication (Debian's 6.12 has
@@ -706,7 +717,7 @@ guest_part() { # KERNEL TEST...
 	if [ -n "$siw_only" ] && [ $# = 0 ]; then
 		case $k in
 		stock | stock-*) ;;
-		debug*) [ "$debug_tests" = all ] || p2p_check=1 ;;
+		debug*) [ "$debug_tests" = all ] || [ -n "$debug_own" ] || p2p_check=1 ;;
 		*) p2p_check=1 ;;
 		esac
 	fi
@@ -1049,8 +1060,7 @@ run_kernels() { # KERNEL... (then the named tests, after --)
 # TCG guest, longer than all else in a lane: it runs as two boots, one in
 # each lane, debug#1 and debug#2 each about half its time (debug_shard).
 debug_split=
-# (Full tier only: in the check tier the debug kernel also carries the
-# topology boot and the siw pass, which a split boot would lose or repeat.)
+# (Full tier only: the check tier's debug boot runs its short list.)
 if [ "$tier" = full ] && [ "$debug_tests" = all ] && [ $# = 0 ] &&
 	[ "${NRP_LANES:-2}" != 1 ] && in_list debug $kernels; then
 	debug_split=1

@@ -3,9 +3,10 @@
 # What the check tier runs where when NRP_KERNELS adds kernels it does not
 # boot by default, which no default run reaches: stock 6.12 gets its own
 # list (the core paths 6.12 changed, the module's checks and
-# authentication), and the debug kernel its default tests on top of the
-# P2P set, with the debug test limit, without what its config lacks, and
-# without authentication exactly when stock 6.12 runs it. run-all.sh runs
+# authentication), and the debug kernel without the p2p kernel its
+# default tests on top of the P2P set, with the debug test limit, without
+# what its config lacks, and without authentication exactly when stock
+# 6.12 runs it; beside the p2p kernel (the default) its own list alone. run-all.sh runs
 # on a stand-in for run-guest.sh that records each guest's command
 # (fixtures/stub-run-guest.sh, mode record); the debug kernel is marked
 # built in a scratch cache, so nothing boots and no kernel is built.
@@ -63,6 +64,15 @@ done
 has "$d" auth && fail "debug boot runs auth although stock-6.12 runs it: $d"
 has "$(job both stock-6.12)" auth || fail "stock-6.12 beside debug lost auth"
 echo "debug beside stock-6.12: $(echo "$d" | wc -w) words, auth on stock-6.12"
+
+# Beside the p2p kernel (the check tier's default kernels) the debug boot
+# runs its own short list and nothing else: the P2P set stays on p2p.
+plan withp2p p2p debug
+d=$(job withp2p debug | xargs)
+want="-t 2400 module_load transport_registered gpu_standin teardown_reaper reset_during_io p2p_checkpoint p2p_multipath"
+[ "$d" = "$want" ] || fail "debug beside p2p runs '$d', not '$want'"
+has "$(job withp2p p2p)" p2p_checkpoint || fail "p2p beside debug lost p2p_checkpoint"
+echo "debug beside p2p: $d"
 
 # Named tests: a shape test runs in the shape guest alone, never in the
 # kernel's own boot (where it would run at 2 CPUs, and on debug into
