@@ -1,11 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # The debug kernel's patches (tools/vm/patches/debug/SERIES/) apply to the
-# source of their series as the set-up installs it, 6.12's too, which no
-# check-tier kernel build reaches: a Debian update that moves their
-# context fails here, not in a background build or a full-tier run. Each
-# patch says why it exists, names only files of the tree, and changes the
-# cache key of the debug kernel (a new patch rebuilds it).
+# source of their series as the set-up installs it: a Debian update that
+# moves their context fails here, in seconds, not in a background kernel
+# build. Each patch says why it exists, names only files of the tree, and
+# is part of the cache key of the debug kernel (a changed patch rebuilds
+# it), not of the p2p kernel's.
 . "$(dirname "$0")/lib.sh"
 n=0
 for series in 6.1 6.12; do
