@@ -220,4 +220,7 @@ for t in "${tests[@]}"; do
 	case $rc in 0|4) ;; *) save_klog "$name" ;; esac
 done
 echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:$skip error:0"
+# on a kernel with lockdep, the proof that it checked to the end
+locks=$(debug_locks)
+[ -z "$locks" ] || echo "# lockdep at the end: debug_locks $locks (1: on)"
 [ "$fail" = 0 ]
