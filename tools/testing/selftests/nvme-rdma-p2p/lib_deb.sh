@@ -66,7 +66,8 @@ deb_setup() {
 	[ ! -d "$DEB_KMODS/updates/nvme-rdma-p2p" ] || mv "$DEB_KMODS/updates/nvme-rdma-p2p" $stash/
 	nrp_cleanup_push deb_restore
 	nrp_cleanup_push deb_purge_quietly
-	nrp_cleanup_push "rmmod $NRP_MOD; rmmod nvme_rdma"
+	# what the test loaded, if it still is (a test that passed unloaded both)
+	nrp_cleanup_push "! nrp_mod_loaded $NRP_MOD || rmmod $NRP_MOD; ! nrp_mod_loaded nvme_rdma || rmmod nvme_rdma"
 	deb_installed $DEB_PKG && nrp_fail "$DEB_PKG is installed before the test"
 	local left
 	left=$(find "$DEB_KMODS/updates" -name 'nvme-rdma-p2p.ko*' 2>/dev/null)
@@ -109,11 +110,22 @@ deb_apt_install() { # 1|2
 		nrp_fail "the install did not report a build for $DEB_KREL: $(echo "$DEB_OUT" | tail -n 20)"
 }
 
+# "dkms status" (its arguments $@), without the one line Debian 12's DKMS
+# (3.0.10) writes to stderr for Debian's 6.12 headers at every command:
+# it reads the headers' vmlinux with "readelf -p .comment" to see whether
+# clang built the kernel, and that vmlinux has no .comment section. Any
+# other line, stderr's included, stays for the caller to judge.
+deb_dkms_status() {
+	dkms status "$@" 2>&1 |
+		grep -vxF "readelf: Warning: Section '.comment' was not dumped because it does not exist"
+	return 0
+}
+
 # DKMS has version $1 installed for kernel $2, and modprobe's index names
 # that file, which is left in DEB_KO.
 deb_dkms_installed() { # VERSION KREL
 	local st ko built
-	st=$(dkms status -m nvme-rdma-p2p -v "$1" -k "$2" 2>&1)
+	st=$(deb_dkms_status -m nvme-rdma-p2p -v "$1" -k "$2")
 	echo "$st" | grep -q ': installed' || nrp_fail "dkms status for $2: $st"
 	ko=$(modinfo -k "$2" -n nvme-rdma-p2p 2>&1)
 	case $ko in
@@ -182,7 +194,7 @@ deb_purge() {
 	out=$(DEBIAN_FRONTEND=noninteractive apt purge -y -q $DEB_PKG 2>&1) ||
 		nrp_fail "apt purge failed: $(echo "$out" | tail -n 20)"
 	deb_step "purged"
-	out=$(dkms status 2>&1)
+	out=$(deb_dkms_status)
 	[ -z "$out" ] || nrp_fail "dkms status after purge: $out"
 	# (not into the headers' trees under /usr/src: thousands of files)
 	left=$(find /lib/modules/*/updates /usr/src /var/lib/dkms /etc/modprobe.d \

@@ -32,11 +32,11 @@ deb_dkms_installed "$DEB_V1" "$DEB_KREL"
 ko=$DEB_KO
 # the README's commands
 nrp_expect "modinfo -n nvme-rdma-p2p" "$(modinfo -n nvme-rdma-p2p 2>&1)" "$ko"
-nrp_expect "dkms status" "$(dkms status 2>&1)" "nvme-rdma-p2p/$DEB_V1, $DEB_KREL, x86_64: installed"
+nrp_expect "dkms status" "$(deb_dkms_status)" "nvme-rdma-p2p/$DEB_V1, $DEB_KREL, x86_64: installed"
 if [ -e "$NRP_TOP/tools/nrp-check" ]; then
 	[ -x /usr/bin/nrp-check ] || nrp_fail "no /usr/bin/nrp-check from the package"
 fi
-st=$(dkms status -m nvme-rdma-p2p 2>&1)
+st=$(deb_dkms_status -m nvme-rdma-p2p)
 echo "$st" | grep -q "$DEB_OTHER_REL" &&
 	nrp_fail "dkms has a build for $DEB_OTHER_REL, whose headers are not installed: $st"
 [ -e "$DEB_CONF" ] || nrp_fail "no $DEB_CONF"

@@ -38,7 +38,7 @@ echo "$out" | sed -n '/^nvme-rdma-p2p .*per installed kernel:/,$p'
 nrp_expect "installed version" "$(dpkg-query -W -f='${Version}' $DEB_PKG)" "$DEB_V2"
 echo "$out" | grep -q "  Linux $DEB_KREL: built and installed" ||
 	nrp_fail "the upgrade did not report a build for $DEB_KREL: $(echo "$out" | tail -n 20)"
-st=$(dkms status -m nvme-rdma-p2p 2>&1)
+st=$(deb_dkms_status -m nvme-rdma-p2p)
 echo "dkms status: $st"
 echo "$st" | grep -q "$DEB_V1" && nrp_fail "dkms still has $DEB_V1: $st"
 # (besides the versions, DKMS keeps a kernel-<release>-<arch> link there)
