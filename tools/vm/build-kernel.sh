@@ -45,10 +45,7 @@ if [ -n "$patches" ]; then
 	nrp_log "patching a linked copy of the source: $(echo "$patches" | xargs -n1 basename | xargs)"
 	cp -al "$src" "$kdir/src"
 	for p in $patches; do
-		sed -n 's|^+++ b/||p' "$p" | while read -r f; do
-			cp --remove-destination "$src/$f" "$kdir/src/$f"
-		done
-		patch -s -p1 -d "$kdir/src" <"$p" || nrp_die "$p does not apply to $src"
+		nrp_apply_patch "$src" "$kdir/src" "$p" || nrp_die "$p does not apply to $src"
 	done
 	src=$kdir/src
 fi

@@ -138,12 +138,24 @@ nrp_flavour_fragments() {
 }
 
 # Patches a flavour's source carries (tools/vm/patches/FLAVOUR/SERIES/, in
-# order): only the debug kernel's, fixes to upstream code whose reports
-# would turn its checkers off. Each patch says why.
+# order): only the debug kernel has any, fixes to upstream code whose
+# reports would turn its checkers off. Each patch says why.
 nrp_flavour_patches() {
 	local d=$NRP_TOP/tools/vm/patches/$1/$NRP_SERIES
-	[ "$1" = debug ] && [ -d "$d" ] || return 0
+	[ -d "$d" ] || return 0
 	find "$d" -maxdepth 1 -name '*.patch' | sort
+}
+
+# Apply patch $3 (-p1) to tree $2, a copy of tree $1: each file it changes
+# is first copied from $1 as a file of its own (a tree of hard links keeps
+# $1 intact; an empty $2 gets just those files).
+nrp_apply_patch() { # SRC DEST PATCH
+	local f
+	while read -r f; do
+		[ -f "$1/$f" ] || { echo "$3 changes $f, which $1 lacks" >&2; return 1; }
+		mkdir -p "$(dirname "$2/$f")" && cp --remove-destination "$1/$f" "$2/$f" || return 1
+	done < <(sed -n 's|^+++ b/||p' "$3")
+	patch -s -p1 -d "$2" <"$3"
 }
 
 # Bump when the way a kernel is built changes (make targets, install

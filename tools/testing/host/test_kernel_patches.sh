@@ -20,13 +20,9 @@ for series in 6.1 6.12; do
 		work=$(mktemp -d)
 		# a description before the diff, as a commit message
 		head -n1 "$p" | grep -q '^---' && fail "$p has no description"
-		files=$(sed -n 's|^+++ b/||p' "$p")
-		[ -n "$files" ] || fail "$p changes no file"
-		for f in $files; do
-			[ -f "$src/$f" ] || fail "$p changes $f, which linux-source-$series lacks"
-			mkdir -p "$work/$(dirname "$f")" && cp "$src/$f" "$work/$f"
-		done
-		patch -s -p1 -d "$work" <"$p" || fail "$p does not apply to linux-source-$series"
+		grep -q '^+++ b/' "$p" || fail "$p changes no file"
+		# as tools/vm/build-kernel.sh applies it, to the files alone
+		nrp_apply_patch "$src" "$work" "$p" || fail "$p does not apply to linux-source-$series"
 		rm -rf "$work"
 		n=$((n + 1))
 		echo "$series: $(basename "$p") applies"
