@@ -106,7 +106,10 @@ fi
 tier=${NRP_TIER:-check}
 kernels=${NRP_KERNELS:-}
 out=
-shard=${SHARD:-} resume=
+# The shard comes as --shard only (make check-full passes SHARD=K/N so):
+# make exports its command-line variables, and a SHARD read from the
+# environment would reach every run-all.sh the host tests start.
+shard= resume=
 do_setup=1 do_host=1
 run_guest=${NRP_RUN_GUEST:-$NRP_TOP/tools/vm/run-guest.sh}
 host_tests=${NRP_HOST_TESTS:-$NRP_TOP/tools/testing/host}
@@ -430,6 +433,18 @@ need_kernel() {
 	return 1
 }
 
+# The host tests run run-all.sh and the guest scripts on stand-ins with
+# knobs of their own: the knobs this run was given (make's SHARD, LEDGER
+# and RESUME, which make exports; the kernel and test selections) are not
+# theirs. NRP_CACHE stays: it says where the kernels and sources are.
+host_unset=()
+for v in SHARD LEDGER LEDGERS RESUME NRP_TIER NRP_KERNELS NRP_SIW_KERNELS \
+	NRP_MPN_KERNELS NRP_PAIR_KERNELS NRP_PAIR_TESTS NRP_DEBUG_TESTS \
+	NRP_TOPOLOGY NRP_SHAPE_SMP NRP_LANES NRP_TIME_BUDGET NRP_GUEST_TIMEOUT \
+	NRP_RUN_GUEST NRP_HOST_TESTS; do
+	host_unset+=(-u "$v")
+done
+
 # Host-side tests: the build and its checks. They need no guest, so they
 # run beside the first guest part (host_collect counts them afterwards),
 # niced: the guests beside them wait on events with time limits, the host
@@ -440,7 +455,7 @@ host_run() {
 		name=$(basename "$t" .sh)
 		name=${name#test_}
 		t1=$SECONDS
-		nice -n 5 bash "$t" >"$out/host-$name.log" 2>&1
+		env "${host_unset[@]}" nice -n 5 bash "$t" >"$out/host-$name.log" 2>&1
 		echo $? $((SECONDS - t1)) >"$out/host-$name.rc"
 	done
 	echo $((SECONDS - t0)) >"$out/host.secs"

@@ -13,7 +13,16 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 stub=$TOP/tools/testing/host/fixtures/stub-run-guest.sh
 mkdir -p "$work/host"
-printf '#!/bin/bash\necho host stand-in\nexit 0\n' >"$work/host/test_standin.sh"
+# a stand-in host test that fails if the run's own knobs reached it:
+# make check-full SHARD=K/N exports SHARD, and the real host tests start
+# run-all.sh themselves
+cat >"$work/host/test_standin.sh" <<'EOS'
+#!/bin/bash
+echo host stand-in
+[ -z "${SHARD+x}${NRP_KERNELS+x}${NRP_TIER+x}" ] ||
+	{ echo "the run's knobs reached a host test: SHARD=${SHARD-} NRP_KERNELS=${NRP_KERNELS-} NRP_TIER=${NRP_TIER-}"; exit 1; }
+exit 0
+EOS
 
 # a stand-in guest that counts its boots
 cat >"$work/guest" <<EOS
@@ -22,10 +31,12 @@ echo boot >>"$work/boots"
 exec "$stub" "\$@"
 EOS
 chmod +x "$work/guest"
+# as make check-full SHARD=K/N runs it: SHARD in the environment too (make
+# exports it), here a different one, which must change nothing
 run() { # OUT [run-all options]
 	local o=$1
 	shift
-	NRP_RUN_GUEST=$work/guest NRP_HOST_TESTS=$work/host "$TOP/tools/testing/run-all.sh" \
+	SHARD=2/7 NRP_KERNELS=p2p NRP_RUN_GUEST=$work/guest NRP_HOST_TESTS=$work/host "$TOP/tools/testing/run-all.sh" \
 		--no-setup --kernels "stock stock-6.12" --out "$o" "$@" module_load
 }
 
