@@ -6,7 +6,7 @@
 #
 #   tools/testing/run-all.sh [--tier check|full] [--kernels "stock p2p ..."]
 #                            [--out DIR] [--shard K/N] [--resume]
-#                            [--no-setup] [--no-host-tests] [TEST...]
+#                            [--no-setup] [--no-host-tests] [--list] [TEST...]
 #   tools/testing/run-all.sh --merge DIR...
 #
 # Two tiers (NRP_TIER, or --tier; "make check" and "make check-full"):
@@ -28,7 +28,8 @@
 # NRP_PAIR_TESTS=all and NRP_TOPOLOGY override the tier's choices (see below). --no-setup and
 # --no-host-tests leave out those parts (the host test of this runner uses
 # them, with NRP_RUN_GUEST naming a stand-in for tools/vm/run-guest.sh, and
-# NRP_HOST_TESTS a directory of stand-in host tests).
+# NRP_HOST_TESTS a directory of stand-in host tests). --list prints the
+# tests each guest boot of the kernels would run, and runs nothing.
 #
 # Shards (make check-full SHARD=K/N): the tier's parts (the host tests, each
 # kernel with its guests, pairs, shape and topology boots, and the full
@@ -110,7 +111,7 @@ out=
 # make exports its command-line variables, and a SHARD read from the
 # environment would reach every run-all.sh the host tests start.
 shard= resume=
-do_setup=1 do_host=1
+do_setup=1 do_host=1 list_only=
 run_guest=${NRP_RUN_GUEST:-$NRP_TOP/tools/vm/run-guest.sh}
 host_tests=${NRP_HOST_TESTS:-$NRP_TOP/tools/testing/host}
 while [ $# -gt 0 ]; do
@@ -119,6 +120,7 @@ while [ $# -gt 0 ]; do
 	--shard)	shard=$2; shift 2 ;;
 	--resume)	resume=1; shift ;;
 	--no-host-tests) do_host=; shift ;;
+	--list)		list_only=1 do_setup= do_host=; shift ;;
 	--tier)		tier=$2; shift 2 ;;
 	--kernels)	kernels=$2; shift 2 ;;
 	--out)		out=$2; shift 2 ;;
@@ -397,7 +399,7 @@ bg_kernels=()
 for k in $kernels; do
 	# Debian's own kernels (stock, stock-6.12) come with the set-up
 	case $k in stock | stock-*) continue ;; esac
-	[ -e "$(nrp_kernel_dir "$k")/.done" ] || bg_kernels+=("$k")
+	[ -n "$list_only" ] || [ -e "$(nrp_kernel_dir "$k")/.done" ] || bg_kernels+=("$k")
 done
 kernel_builds() {
 	local k t0 st
@@ -641,6 +643,13 @@ rxe_on_stock=("${siw_all[@]}" batch_map_fail post_fail_mr bogus_invalidation
 # (tens of minutes of TCG each); the check tier covers the package with the
 # host test deb (make deb, lintian, its contents).
 full_only=(dkms_load many_ctrls deb_install deb_upgrade)
+# Each of the two takes about 40 minutes of a TCG guest, so the full tier
+# runs each on one stock kernel: deb_install on 6.12, deb_upgrade on 6.1
+# (KERNEL:TEST below is what a kernel leaves out). Both series' DKMS
+# builds are still made and loaded, since deb_install builds for both
+# (the other series' headers come back mid-test) and deb_upgrade builds
+# twice for its own; named, each runs wherever it is named.
+deb_once=(stock:deb_install stock-6.12:deb_upgrade)
 # Tests that need P2PDMA or in-band authentication, which Debian's stock
 # 6.1 has not: there each skips after checking that the module says why
 # (P2PDMA unavailable in its parameter and once in the log), seconds each.
@@ -737,8 +746,10 @@ guest_part() { # KERNEL TEST...
 		esac
 	fi
 	if [ ${#tests[@]} = 0 ] && { [ -n "$p2p_check" ] || in_list "$k" "$siw_kernels" ||
-		[ "$tier" = check ] || [ -n "$shard" ] || [[ $k == debug* ]]; }; then
+		[ "$tier" = check ] || [ -n "$shard" ] || [ "$tier" = full ] ||
+		[[ $k == debug* ]]; }; then
 		# run_tests.sh runs all tests when none is named: name them
+		# (the full tier, for deb_once)
 		for t in "$NRP_TOP"/tools/testing/selftests/nvme-rdma-p2p/test_*.sh; do
 			t=$(basename "$t" .sh)
 			t=${t#test_}
@@ -750,6 +761,8 @@ guest_part() { # KERNEL TEST...
 			[ "$tier/$k" = check/stock ] && [ $# = 0 ] && in_list "$t" "${p2p_only[@]}" && continue
 			# the debug kernel what its config lacks
 			[[ $k == debug* ]] && in_list "$t" $debug_lacks && continue
+			# a stock kernel the package test the other one runs
+			[ $# = 0 ] && in_list "$k:$t" "${deb_once[@]}" && continue
 			tests+=("$t")
 		done
 	fi
@@ -791,6 +804,10 @@ guest_part() { # KERNEL TEST...
 		for t in "${mpn_tests[@]}"; do
 			is_named "$t" && tests+=("$t@mpn")
 		done
+	fi
+	if [ -n "$list_only" ]; then
+		echo "guest $tag:${limit[*]:+ ${limit[*]}} ${tests[*]:-(every test)}"
+		return 0
 	fi
 	need_kernel "$k" || { result fail "$k/kernel-build" "see $out/kernel-$k.log"; return 0; }
 	# the module built for another kernel, to check that loading it is
@@ -1060,6 +1077,7 @@ run_kernels() { # KERNEL... (then the named tests, after --)
 	for k in "${ks[@]}"; do
 		RPART=${k%#*}
 		guest_part "$k" "$@"
+		[ -z "$list_only" ] || continue
 		[ -z "$host_pid" ] || { host_collect; host_pid=; }
 		case $k in
 		*'#'*)	echo "$k" >>"$out/ledger/boots-done"
@@ -1079,6 +1097,10 @@ debug_split=
 if [ "$tier" = full ] && [ "$debug_tests" = all ] && [ $# = 0 ] &&
 	[ "${NRP_LANES:-2}" != 1 ] && in_list debug $kernels; then
 	debug_split=1
+fi
+if [ -n "$list_only" ]; then
+	run_kernels $kernels -- "$@"
+	exit 0
 fi
 lane_a=() lane_b_kernels=()
 for k in $kernels; do

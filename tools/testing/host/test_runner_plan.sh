@@ -150,6 +150,24 @@ got=$(job shape64 stock-smp240-on2 | xargs)
 [ "$got" = "shape_cpus shape_fabric shape_hotplug" ] || fail "full tier, stock 240/2 shape guest runs '$got'"
 echo "full stock shape: 64 online: $(job shape64 stock-smp64 | xargs)"
 
+# The full tier runs each package test on one stock kernel (deb_once):
+# deb_install on 6.12, deb_upgrade on 6.1, and every other test on both.
+# (--list: what each boot would run, nothing run)
+"$TOP/tools/testing/run-all.sh" --tier full --kernels "stock stock-6.12" --list \
+	--out "$work/debfull" >"$work/debfull.log" 2>&1 ||
+	{ cat "$work/debfull.log"; fail "run-all.sh --list failed"; }
+s61=$(sed -n 's/^guest stock: //p' "$work/debfull.log")
+s612=$(sed -n 's/^guest stock-6.12: //p' "$work/debfull.log")
+[ -n "$s61" ] && [ -n "$s612" ] || { cat "$work/debfull.log"; fail "--list named no boot of stock or stock-6.12"; }
+has "$s61" deb_upgrade || fail "full tier, stock: no deb_upgrade: $s61"
+has "$s61" deb_install && fail "full tier, stock runs deb_install too: $s61"
+has "$s612" deb_install || fail "full tier, stock-6.12: no deb_install: $s612"
+has "$s612" deb_upgrade && fail "full tier, stock-6.12 runs deb_upgrade too: $s612"
+for t in dkms_load many_ctrls fio_verify connect; do
+	has "$s61" $t && has "$s612" $t || fail "full tier: $t is not on both stock kernels"
+done
+echo "full tier: deb_upgrade on stock, deb_install on stock-6.12, $(echo "$s61" | wc -w) and $(echo "$s612" | wc -w) tests"
+
 plan alone debug
 d=$(job alone debug)
 has "$d" auth || fail "debug alone does not run auth, which then runs nowhere: $d"
