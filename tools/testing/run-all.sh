@@ -745,11 +745,9 @@ guest_part() { # KERNEL TEST...
 		*) p2p_check=1 ;;
 		esac
 	fi
-	if [ ${#tests[@]} = 0 ] && { [ -n "$p2p_check" ] || in_list "$k" "$siw_kernels" ||
-		[ "$tier" = check ] || [ -n "$shard" ] || [ "$tier" = full ] ||
-		[[ $k == debug* ]]; }; then
-		# run_tests.sh runs all tests when none is named: name them
-		# (the full tier, for deb_once)
+	if [ ${#tests[@]} = 0 ]; then
+		# run_tests.sh runs all tests when none is named: name them, in
+		# every tier, so that each kernel's list is the one below
 		for t in "$NRP_TOP"/tools/testing/selftests/nvme-rdma-p2p/test_*.sh; do
 			t=$(basename "$t" .sh)
 			t=${t#test_}
