@@ -492,8 +492,23 @@ fi
 # A TAG of the form KERNEL#N is boot N of a suite split over several
 # boots: its tests are KERNEL/TEST, the boot itself KERNEL-N.
 suite_run() { # TAG KERNEL [run-guest.sh options] -- COMMAND...
-	local tag=$1 k=$2 boot=${1/\#/-} grc gpid t0=$SECONDS o plan n cur
+	local tag=$1 k=$2 boot=${1/\#/-} grc gpid t0=$SECONDS o plan n cur a wdone wleft skip
+	local -A w=()
+	local wall=0 seen=
 	shift 2
+	# the tests run_tests.sh is given, after "--", its path and its -t
+	for a in "$@"; do
+		case $seen in
+		'') [ "$a" != -- ] || seen=cmd ;;
+		cmd) seen=args ;;
+		limit) seen=args ;;
+		args) if [ "$a" = -t ]; then seen=limit; else w[$a]=; fi ;;
+		esac
+	done
+	while read -r a n; do
+		w[$a]=$n
+		wall=$((wall + n))
+	done < <(test_weights "$k" "${!w[@]}")
 	"$run_guest" --kernel "$k" --out "$out/guest-$boot" \
 		--timeout "$guest_timeout" "$@" 2>"$out/guest-$boot.log" &
 	gpid=$!
@@ -505,7 +520,21 @@ suite_run() { # TAG KERNEL [run-guest.sh options] -- COMMAND...
 		n=$(grep -cE '^(not )?ok ' "$o" 2>/dev/null)
 		cur=$(grep '^# --- ' "$o" 2>/dev/null | tail -n1 | cut -c7-)
 		if [ -n "$plan" ]; then
-			nrp_progress "guest $tag (${cur:-starting})" "${n:-0}" "$plan" tests "$t0"
+			# the time left from the expected seconds of the tests
+			# done and of those to come, at the pace so far; a test
+			# that skipped took next to none
+			wdone=0 wleft=$wall
+			if [ "$wall" -gt 0 ]; then
+				while read -r a skip; do
+					if [ -n "$skip" ]; then
+						wleft=$((wleft - ${w[$a]:-0}))
+					else
+						wdone=$((wdone + ${w[$a]:-0}))
+					fi
+				done < <(sed -n 's/^\(not \)\{0,1\}ok [0-9]* \([^ ]*\)\( # SKIP\)\{0,1\}.*/\2\3/p' "$o" 2>/dev/null |
+					sed 's/ # SKIP/ skip/')
+			fi
+			nrp_progress "guest $tag (${cur:-starting})" "${n:-0}" "$plan" tests "$t0" "$wdone" "$wleft"
 		else
 			nrp_progress "guest $tag (booting)" 0 0 tests "$t0"
 		fi
@@ -674,6 +703,30 @@ debug_secs="fio_verify:1348 fuzz_options:822 hostile_target:616 auth:500 demo:45
 	exit_during_free:78 bogus_invalidation:67 p2p_multipath:66
 	gpu_standin:64 teardown_live:62 transport_name:54 tracepoints:54
 	module_load:20 wrong_kernel:16 transport_registered:10"
+# Seconds a test takes on the other kernels under TCG, for the time-left
+# estimate of a guest's progress line (the full tier at 4160d97, p2p and
+# stock 6.1 guests); a test not listed counts as 35. Without weights, one
+# 40-minute package test in a list of 60 made the estimate hours wrong.
+guest_secs="deb_upgrade:2570 deb_install:2400 many_ctrls:380 hostile_target:195
+	auth:140 dkms_load:135 p2p_user_fs:130 fuzz_options:110 p2p_user_raw:110
+	p2p_checkpoint:110 teardown_reaper:90 p2p_mpath_pathloss:85 fio_verify:70
+	device_removal:70 failover_queued:65 p2p_mpath_ana:60"
+# The expected seconds of each test of a boot of kernel $1, one "TEST
+# SECONDS" a line (TEST@siw and TEST@mpn weigh as TEST): debug_secs on the
+# debug kernel, guest_secs elsewhere.
+test_weights() { # KERNEL TEST...
+	local k=$1 t w kv table=$guest_secs def=35
+	shift
+	[[ $k == debug* ]] && table=$debug_secs def=120
+	for t in "$@"; do
+		w=$def
+		for kv in $table; do
+			[ "${kv%%:*}" = "${t%@*}" ] && w=${kv#*:}
+		done
+		echo "$t $w"
+	done
+}
+
 # The tests of debug boot $1 (1 or 2) of the split: longest first, each
 # to the boot with less so far, so that the two boots (one per lane) end
 # close together. Both boots compute the same partition.

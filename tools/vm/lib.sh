@@ -55,16 +55,20 @@ nrp_dur() {
 # Progress of a long step: LABEL, DONE of TOTAL (a count the step can
 # know, 0 if it cannot), UNIT (% for a percentage), and the SECONDS it
 # started at. With a total,
-# a percentage and an estimate of the time left from the rate so far. On
+# a percentage and an estimate of the time left from the rate so far; with
+# WDONE and WALL (the expected cost of the items done and of them all,
+# where items differ, like tests) the estimate is from those instead. On
 # a terminal (stderr) one line updated in place, at most every 2 s; in a
-# log (CI) a line every 30 s. nrp_progress_end ends the line.
+# log (CI) a line every 30 s (NRP_PROGRESS_EVERY seconds: the host tests
+# ask for 1). nrp_progress_end ends the line.
 _nrp_progress_last=0
-nrp_progress() { # LABEL DONE TOTAL UNIT START
+nrp_progress() { # LABEL DONE TOTAL UNIT START [WDONE WALL]
 	local label=$1 done=$2 total=$3 unit=$4 el=$((SECONDS - $5)) msg left
+	local wdone=${6:-0} wall=${7:-0}
 	if [ -t 2 ]; then
 		[ $((SECONDS - _nrp_progress_last)) -ge 2 ] || return 0
 	else
-		[ $((SECONDS - _nrp_progress_last)) -ge 30 ] || return 0
+		[ $((SECONDS - _nrp_progress_last)) -ge "${NRP_PROGRESS_EVERY:-30}" ] || return 0
 	fi
 	_nrp_progress_last=$SECONDS
 	msg="$label: $done"
@@ -77,6 +81,8 @@ nrp_progress() { # LABEL DONE TOTAL UNIT START
 		msg+=" of $total $unit ($((100 * done / total))%), $(nrp_dur "$el")"
 		if [ "$done" -gt 0 ] && [ "$done" -lt "$total" ]; then
 			left=$((el * (total - done) / done))
+			[ "$wdone" -le 0 ] || [ "$wdone" -ge "$wall" ] ||
+				left=$((el * (wall - wdone) / wdone))
 			msg+=", about $(nrp_dur "$left") left"
 		fi
 	else

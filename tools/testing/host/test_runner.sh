@@ -34,6 +34,21 @@ expect_fail() { # MODE RESULT-NAME
 stub_run pass || { cat "$work/pass.log"; fail "the complete stand-in guest did not pass"; }
 grep -q '^PASS  stock-6.12/module_load' "$work/pass.log" || fail "no pass for stock-6.12/module_load"
 echo "pass: $(tail -n1 "$work/pass.log")"
+# The progress line's time left weighs each test by its expected time:
+# with many_ctrls (380 s by run-all.sh's table) to come after module_load
+# (35 s), it is about ten times the time so far, not the time so far
+# again, as a count of tests (1 of 2) would have it.
+NRP_STUB_MODE=slow NRP_PROGRESS_EVERY=1 NRP_RUN_GUEST=$stub "$TOP/tools/testing/run-all.sh" \
+	--no-setup --no-host-tests --kernels stock-6.12 --out "$work/slow" \
+	module_load many_ctrls >"$work/slow.log" 2>&1 || { cat "$work/slow.log"; fail "the slow stand-in guest did not pass"; }
+line=$(grep -E 'guest stock-6.12 \(many_ctrls\): 1 of 2 tests \(50%\), [0-9]+ s, about' "$work/slow.log" | tail -n1)
+[ -n "$line" ] || { cat "$work/slow.log"; fail "no progress line with a time left while many_ctrls ran"; }
+el=$(echo "$line" | sed -n 's/.*(50%), \([0-9]*\) s, about.*/\1/p')
+left=$(echo "$line" | sed -n 's/.*about \([0-9]*\) s left.*/\1/p')
+[ -n "$left" ] && [ "$el" -gt 0 ] && [ "$left" -ge $((5 * el)) ] ||
+	fail "time left not weighed by the tests' expected times: '$line'"
+echo "progress: $line"
+
 expect_fail preboot "stock-6.12/guest-booted"
 expect_fail no-output "stock-6.12/tap-plan"
 expect_fail no-plan "stock-6.12/tap-plan"

@@ -172,4 +172,18 @@ plan alone debug
 d=$(job alone debug)
 has "$d" auth || fail "debug alone does not run auth, which then runs nowhere: $d"
 echo "debug alone: auth runs there"
+
+# the tables of expected seconds (the debug split, the time left of a
+# progress line) name tests that exist: a renamed test would fall back
+# to the default weight without a word
+for table in debug_secs guest_secs; do
+	names=$(sed -n "/^$table=\"/,/\"\$/p" "$TOP/tools/testing/run-all.sh" |
+		tr ' \t"' '\n\n\n' | sed -n 's/^\([a-z0-9_]*\):[0-9]*$/\1/p')
+	[ -n "$names" ] || fail "no $table table in run-all.sh"
+	for t in $names; do
+		[ -f "$TOP/tools/testing/selftests/nvme-rdma-p2p/test_$t.sh" ] ||
+			fail "$table names $t, which is no test"
+	done
+	echo "$table: $(echo $names | wc -w) tests, each a test"
+done
 exit 0
