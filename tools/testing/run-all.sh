@@ -486,15 +486,42 @@ if [ -n "$do_host" ]; then
 	host_pid=$!
 fi
 
+# The seconds a guest's suite has left (suite_run's weights w and their
+# sum wall: each test's expected seconds): those of the tests to come at
+# the pace of those done, the time from the plan to the last test's end,
+# plus what the running test, at that pace, has still to go. A test that
+# skipped took next to nothing and sets no pace. Before any test is done,
+# the table's seconds as they are.
+suite_left() { # OUTPUT.TXT TPLAN TLAST RUNNING-TEST
+	local o=$1 took=$(($3 - $2)) spent=$((SECONDS - $3)) cur=$4
+	local a skip wdone=0 wrest=$wall wcur=0 left
+	while read -r a skip; do
+		wrest=$((wrest - ${w[$a]:-0}))
+		[ -n "$skip" ] || wdone=$((wdone + ${w[$a]:-0}))
+	done < <(sed -n 's/^\(not \)\{0,1\}ok [0-9]* \([^ ]*\)\( # SKIP\)\{0,1\}.*/\2\3/p' "$o" 2>/dev/null |
+		sed 's/ # SKIP/ skip/')
+	[ -z "$cur" ] || wcur=${w[$cur]:-0}
+	wrest=$((wrest - wcur))
+	[ "$wrest" -ge 0 ] || wrest=0
+	if [ "$wdone" -gt 0 ]; then
+		left=$((took * wrest / wdone))
+		wcur=$((took * wcur / wdone))
+	else
+		left=$wrest
+	fi
+	[ "$wcur" -le "$spent" ] || left=$((left + wcur - spent))
+	echo "$left"
+}
+
 # One guest boot of kernel $2 runs a command of the in-guest suite; its TAP
 # lines and the boot itself become the results $1/... (a test named
 # NAME@siw becomes $1-siw/NAME).
 # A TAG of the form KERNEL#N is boot N of a suite split over several
 # boots: its tests are KERNEL/TEST, the boot itself KERNEL-N.
 suite_run() { # TAG KERNEL [run-guest.sh options] -- COMMAND...
-	local tag=$1 k=$2 boot=${1/\#/-} grc gpid t0=$SECONDS o plan n cur a wdone wleft skip
+	local tag=$1 k=$2 boot=${1/\#/-} grc gpid t0=$SECONDS o plan n cur a
 	local -A w=()
-	local wall=0 seen=
+	local wall=0 seen= tplan= tlast= nlast=0 left
 	shift 2
 	# the tests run_tests.sh is given, after "--", its path and its -t
 	for a in "$@"; do
@@ -520,21 +547,17 @@ suite_run() { # TAG KERNEL [run-guest.sh options] -- COMMAND...
 		n=$(grep -cE '^(not )?ok ' "$o" 2>/dev/null)
 		cur=$(grep '^# --- ' "$o" 2>/dev/null | tail -n1 | cut -c7-)
 		if [ -n "$plan" ]; then
-			# the time left from the expected seconds of the tests
-			# done and of those to come, at the pace so far; a test
-			# that skipped took next to none
-			wdone=0 wleft=$wall
+			# the suite's clock starts at its plan (the boot is not
+			# a test's pace), and at each test's end
+			[ -n "$tplan" ] || tplan=$SECONDS tlast=$SECONDS
+			[ "${n:-0}" = "$nlast" ] || nlast=${n:-0} tlast=$SECONDS
+			left=
 			if [ "$wall" -gt 0 ]; then
-				while read -r a skip; do
-					if [ -n "$skip" ]; then
-						wleft=$((wleft - ${w[$a]:-0}))
-					else
-						wdone=$((wdone + ${w[$a]:-0}))
-					fi
-				done < <(sed -n 's/^\(not \)\{0,1\}ok [0-9]* \([^ ]*\)\( # SKIP\)\{0,1\}.*/\2\3/p' "$o" 2>/dev/null |
-					sed 's/ # SKIP/ skip/')
+				a=$cur
+				[ "$(grep -c '^# --- ' "$o")" -gt "${n:-0}" ] || a=
+				left=$(suite_left "$o" "$tplan" "$tlast" "$a")
 			fi
-			nrp_progress "guest $tag (${cur:-starting})" "${n:-0}" "$plan" tests "$t0" "$wdone" "$wleft"
+			nrp_progress "guest $tag (${cur:-starting})" "${n:-0}" "$plan" tests "$t0" $left
 		else
 			nrp_progress "guest $tag (booting)" 0 0 tests "$t0"
 		fi
@@ -1202,7 +1225,11 @@ if [ -n "$run_extras" ]; then
 		nrp_log "make demo ($k)"
 		# a newcomer reads this output: a tool's stray complaint in it
 		# (RTNETLINK answers, an awk warning) fails it too
-		if NRP_DEMO_KERNEL=$k timed "$name" make -s -C "$NRP_TOP" demo >"$out/$name.log" 2>&1 &&
+		rm -f "$out/$name.noise"
+		# not make's jobserver of a "make -j check-full": its warning
+		# that it has none would be noise
+		if NRP_DEMO_KERNEL=$k timed "$name" env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+			make -s -C "$NRP_TOP" demo >"$out/$name.log" 2>&1 &&
 			grep -q 'checkpoint verified' "$out/$name.log" &&
 			! grep -iE '^RTNETLINK|^[a-z]*awk: |warning:' "$out/$name.log" >"$out/$name.noise"; then
 			result pass "host/$name"

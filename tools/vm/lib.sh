@@ -55,16 +55,15 @@ nrp_dur() {
 # Progress of a long step: LABEL, DONE of TOTAL (a count the step can
 # know, 0 if it cannot), UNIT (% for a percentage), and the SECONDS it
 # started at. With a total,
-# a percentage and an estimate of the time left from the rate so far; with
-# WDONE and WALL (the expected cost of the items done and of them all,
-# where items differ, like tests) the estimate is from those instead. On
+# a percentage and an estimate of the time left from the rate so far, or
+# LEFT, the caller's own estimate in seconds (where items differ, like
+# tests: run-all.sh's suite_left). On
 # a terminal (stderr) one line updated in place, at most every 2 s; in a
 # log (CI) a line every 30 s (NRP_PROGRESS_EVERY seconds: the host tests
 # ask for 1). nrp_progress_end ends the line.
 _nrp_progress_last=0
-nrp_progress() { # LABEL DONE TOTAL UNIT START [WDONE WALL]
-	local label=$1 done=$2 total=$3 unit=$4 el=$((SECONDS - $5)) msg left
-	local wdone=${6:-0} wall=${7:-0}
+nrp_progress() { # LABEL DONE TOTAL UNIT START [LEFT]
+	local label=$1 done=$2 total=$3 unit=$4 el=$((SECONDS - $5)) msg left=${6:-}
 	if [ -t 2 ]; then
 		[ $((SECONDS - _nrp_progress_last)) -ge 2 ] || return 0
 	else
@@ -79,11 +78,10 @@ nrp_progress() { # LABEL DONE TOTAL UNIT START [WDONE WALL]
 	elif [ "$total" -gt 0 ]; then
 		[ "$done" -le "$total" ] || total=$done
 		msg+=" of $total $unit ($((100 * done / total))%), $(nrp_dur "$el")"
-		if [ "$done" -gt 0 ] && [ "$done" -lt "$total" ]; then
-			left=$((el * (total - done) / done))
-			[ "$wdone" -le 0 ] || [ "$wdone" -ge "$wall" ] ||
-				left=$((el * (wall - wdone) / wdone))
+		if [ -n "$left" ] && [ "$done" -lt "$total" ]; then
 			msg+=", about $(nrp_dur "$left") left"
+		elif [ "$done" -gt 0 ] && [ "$done" -lt "$total" ]; then
+			msg+=", about $(nrp_dur $((el * (total - done) / done))) left"
 		fi
 	else
 		msg+=" $unit, $(nrp_dur "$el")"
