@@ -21,7 +21,9 @@
 # controller, none of our modules loaded (nvme_rdma_p2p, whose reference
 # count must be 0 to unload, and the fixtures), no nvmet subsystem or
 # port, no soft RDMA link, no veth of the fixtures, nvme_core's multipath
-# as the boot set it (or nvme_core not loaded). A test that leaves
+# as the boot set it (or nvme_core not loaded), no in-tree host transport
+# the suite did not start with (nvme_rdma would take "rdma" from a later
+# test that loads ours under that name). A test that leaves
 # something fails, even if it passed, and the leftovers are removed so
 # that the next test starts clean. On a kernel with lockdep, lockdep must
 # still be on (debug_locks 1): it turns itself off after its first report,
@@ -37,6 +39,15 @@ our_modules() {
 		ko=$(basename "$ko" .ko)
 		echo "${ko//-/_}"
 	done | sort -u
+}
+
+# The in-tree host transports loaded now. The fabrics core loads
+# nvme-<transport> for any transport=NAME written to /dev/nvme-fabrics.
+intree_transports() {
+	local m
+	for m in nvme_rdma nvme_tcp nvme_fc nvme_loop; do
+		[ -e "/sys/module/$m/refcnt" ] && echo "$m"
+	done
 }
 
 # What a test left behind, one line each.
@@ -62,6 +73,9 @@ residue() {
 	x=$(cat /sys/module/nvme_core/parameters/multipath 2>/dev/null)
 	[ -z "$x" ] || [ "$x" = "${boot_multipath:-$x}" ] ||
 		echo "nvme_core multipath=$x (the boot's is $boot_multipath)"
+	for m in $(intree_transports); do
+		[[ " $boot_transports " == *" $m "* ]] || echo "module $m loaded (in-tree transport)"
+	done
 }
 
 # Remove what residue() found, as far as it goes.
@@ -96,6 +110,9 @@ scrub() {
 	done
 	for m in $(our_modules); do
 		[ -e "/sys/module/$m/refcnt" ] && modprobe -r "$m"
+	done
+	for m in $(intree_transports); do
+		[[ " $boot_transports " == *" $m "* ]] || modprobe -r "$m"
 	done
 	x=$(cat /sys/module/nvme_core/parameters/multipath 2>/dev/null)
 	[ -z "$x" ] || [ "$x" = "${boot_multipath:-$x}" ] || unload_tree nvme_core
@@ -135,6 +152,9 @@ case $boot_multipath in
 *)	modprobe -q nvme_core
 	boot_multipath=$(cat /sys/module/nvme_core/parameters/multipath 2>/dev/null) ;;
 esac
+
+# the in-tree transports the boot loaded (none, in our guests)
+boot_transports=$(intree_transports | tr '\n' ' ')
 
 debug_locks() {
 	awk '$1 == "debug_locks:" { print $2 }' /proc/lockdep_stats 2>/dev/null

@@ -29,6 +29,20 @@ seed=${NRP_FUZZ_SEED:-$(date +%s)}
 command -v python3 >/dev/null || nrp_skip "no python3"
 
 nrp_std_setup 64
+# The strings' transport=rdma, tcp, fc, loop make the fabrics core load
+# nvme-<transport>: the in-tree ones loaded here go again, or a later
+# test that loads ours as "rdma" finds the name taken.
+loaded_before=" $(lsmod | awk '{ print $1 }' | tr '\n' ' ') "
+drop_intree() {
+	local m
+	for m in nvme_rdma nvme_tcp nvme_fc nvme_loop; do
+		[[ $loaded_before == *" $m "* ]] && continue
+		nrp_mod_loaded $m || continue
+		echo "unloading $m, loaded by the fuzzed transport names"
+		modprobe -r $m || return 1
+	done
+}
+nrp_cleanup_push drop_intree
 nrp_kmemleak_clear
 nrp_dmesg_mark
 t0=$(nrp_now)
@@ -49,6 +63,7 @@ for _ in $(seq 50); do
 	sleep 0.2
 done
 nrp_assert_no_ctrls
+drop_intree || nrp_fail "an in-tree transport the fuzzing loaded does not unload"
 refs=$(cat /sys/module/$NRP_MOD/refcnt)
 nrp_expect "$NRP_MOD reference count" "$refs" 0
 nrp_must modprobe -r nvme-rdma-p2p
