@@ -118,3 +118,26 @@ nrp_path_tagged() {
 
 # Data I/Os path $1 has completed (reads + writes).
 nrp_path_ios() { awk '{ print $1 + $5 }' "$1/stat" 2>/dev/null; }
+
+# Set-ups of the I/O queues of controllers $@ in the kernel log since the
+# test's mark: each (re)connect attempt that got as far as its I/O
+# queues says "creating N I/O queues" once.
+nrp_ioq_setups() {
+	local c pat=
+	for c in "$@"; do pat+="${pat:+|}$c"; done
+	nrp_dmesg_since | grep -cE "nvme ($pat): creating [0-9]+ I/O queues"
+}
+
+# The host memory the I/O queues of a multipath checkpoint mapped ($1
+# bytes) is Connect data alone: 1 KiB on each of the $3 I/O queues, for
+# each reconnect ($2, which succeeded) and at most for each attempt that
+# set its I/O queues up ($4, since the test's start: an attempt can fail
+# after its I/O queue Connects, as a keep-alive timeout under a loaded
+# TCG host made one do).
+nrp_expect_connect_data() { # BYTES RECONNECTS IOQUEUES SETUPS
+	local hb=$1 rc=$2 nq=$3 su=$4
+	[ $((hb % 1024)) = 0 ] && [ "$hb" -ge $((rc * nq * 1024)) ] &&
+		[ "$hb" -le $((su * nq * 1024)) ] ||
+		nrp_fail "host bytes mapped over both paths: $hb, not Connect data of $nq I/O queues for $rc reconnect(s) to $su I/O queue set-up(s) ($((rc * nq * 1024)) to $((su * nq * 1024)))"
+	echo "host bytes: $hb, the Connect data of $nq I/O queues, $rc reconnect(s), $su I/O queue set-up(s)"
+}
