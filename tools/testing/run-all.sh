@@ -519,7 +519,7 @@ suite_left() { # OUTPUT.TXT TPLAN TLAST RUNNING-TEST
 # A TAG of the form KERNEL#N is boot N of a suite split over several
 # boots: its tests are KERNEL/TEST, the boot itself KERNEL-N.
 suite_run() { # TAG KERNEL [run-guest.sh options] -- COMMAND...
-	local tag=$1 k=$2 boot=${1/\#/-} grc gpid t0=$SECONDS o plan n cur a
+	local tag=$1 k=$2 boot=${1/\#/-} grc gpid t0=$SECONDS o plan n cur a begun
 	local -A w=()
 	local wall=0 seen= tplan= tlast= nlast=0 left
 	shift 2
@@ -545,7 +545,9 @@ suite_run() { # TAG KERNEL [run-guest.sh options] -- COMMAND...
 		sleep 2
 		plan=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "$o" 2>/dev/null | head -n1)
 		n=$(grep -cE '^(not )?ok ' "$o" 2>/dev/null)
-		cur=$(grep '^# --- ' "$o" 2>/dev/null | tail -n1 | cut -c7-)
+		# the tests begun ("# --- NAME"), the last one the running one
+		begun=$(grep '^# --- ' "$o" 2>/dev/null)
+		cur=$(tail -n1 <<<"$begun" | cut -c7-)
 		if [ -n "$plan" ]; then
 			# the suite's clock starts at its plan (the boot is not
 			# a test's pace), and at each test's end
@@ -554,7 +556,7 @@ suite_run() { # TAG KERNEL [run-guest.sh options] -- COMMAND...
 			left=
 			if [ "$wall" -gt 0 ]; then
 				a=$cur
-				[ "$(grep -c '^# --- ' "$o")" -gt "${n:-0}" ] || a=
+				[ "$(grep -c . <<<"$begun")" -gt "${n:-0}" ] || a=
 				left=$(suite_left "$o" "$tplan" "$tlast" "$a")
 			fi
 			nrp_progress "guest $tag (${cur:-starting})" "${n:-0}" "$plan" tests "$t0" $left

@@ -114,6 +114,12 @@ nrp_dmesg_wait() {
 
 nrp_mod_loaded() { [ -d "/sys/module/$1" ] && grep -q "^$1 " /proc/modules; }
 
+# The in-tree host transports: the fabrics core loads nvme-<transport>
+# for any transport=NAME written to /dev/nvme-fabrics. run_tests.sh,
+# which does not source this file, counts one the suite did not start
+# with as a test's residue (its intree_transports, the same list).
+NRP_INTREE_TRANSPORTS="nvme_rdma nvme_tcp nvme_fc nvme_loop"
+
 # Unload module $1 and, first, every module that holds it (depth first);
 # a busy one stays, and so does what it holds.
 nrp_mod_unload_tree() {

@@ -41,7 +41,8 @@ our_modules() {
 	done | sort -u
 }
 
-# The in-tree host transports loaded now. The fabrics core loads
+# The in-tree host transports loaded now (lib.sh's NRP_INTREE_TRANSPORTS:
+# this runner does not source lib.sh). The fabrics core loads
 # nvme-<transport> for any transport=NAME written to /dev/nvme-fabrics.
 intree_transports() {
 	local m

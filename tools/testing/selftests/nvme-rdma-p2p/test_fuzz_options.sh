@@ -32,10 +32,10 @@ nrp_std_setup 64
 # The strings' transport=rdma, tcp, fc, loop make the fabrics core load
 # nvme-<transport>: the in-tree ones loaded here go again, or a later
 # test that loads ours as "rdma" finds the name taken.
-loaded_before=" $(lsmod | awk '{ print $1 }' | tr '\n' ' ') "
+loaded_before=" $(for m in $NRP_INTREE_TRANSPORTS; do nrp_mod_loaded $m && echo $m; done | xargs) "
 drop_intree() {
 	local m
-	for m in nvme_rdma nvme_tcp nvme_fc nvme_loop; do
+	for m in $NRP_INTREE_TRANSPORTS; do
 		[[ $loaded_before == *" $m "* ]] && continue
 		nrp_mod_loaded $m || continue
 		echo "unloading $m, loaded by the fuzzed transport names"
