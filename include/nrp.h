@@ -403,7 +403,7 @@ struct nvme_ctrl *nrp_create_ctrl(struct device *dev,
 void nrp_error_recovery(struct nrp_ctrl *ctrl);
 void nrp_delete_ctrls_on(struct ib_device *ibdev, const char *why);
 void nrp_delete_all_ctrls(void);
-void nrp_set_transport_name(const char *name);
+void nrp_init_ctrl_ops(const char *name);
 bool nrp_is_our_ctrl(struct nvme_ctrl *nctrl);
 
 /* rdma_p2p_mpath.c */

@@ -266,4 +266,82 @@ static inline void nrp_queue_set_p2pdma(struct request_queue *q, bool on)
 }
 #endif
 
+/*
+ * The virt boundary of our queues. Until 7.1 the core applied
+ * NVME_CTRL_PAGE_SIZE - 1 to every controller; since, it asks the
+ * transport, and calls the op without checking that it is set. Ours
+ * keeps the old boundary on purpose: a request is registered as one
+ * fast-registration MR, whose page list needs every segment but the
+ * first to start on a page and every one but the last to end on one.
+ */
+#ifdef NRP_HAVE_CTRL_OPS_GET_VIRT_BOUNDARY
+static inline unsigned long nrp_get_virt_boundary(struct nvme_ctrl *ctrl,
+						  bool is_admin)
+{
+	return NVME_CTRL_PAGE_SIZE - 1;
+}
+
+static inline void nrp_ops_set_virt_boundary(struct nvme_ctrl_ops *ops)
+{
+	ops->get_virt_boundary = nrp_get_virt_boundary;
+}
+#else
+static inline void nrp_ops_set_virt_boundary(struct nvme_ctrl_ops *ops)
+{
+}
+#endif
+
+/*
+ * Wait for a frozen controller's queues to drain: for the timeout given,
+ * or (7.x) for the controller's own I/O timeout, which is the same
+ * NVME_IO_TIMEOUT unless the admin set io_timeout.
+ */
+#ifdef NRP_HAVE_NVME_WAIT_FREEZE_TIMEOUT_ARG
+#define nrp_wait_freeze_timeout(c)	nvme_wait_freeze_timeout(c, NVME_IO_TIMEOUT)
+#else
+#define nrp_wait_freeze_timeout(c)	nvme_wait_freeze_timeout(c)
+#endif
+
+/* Map a request's data to a scatterlist (the queue argument went in 7.x). */
+static inline int nrp_rq_map_sg(struct request *rq, struct scatterlist *sgl)
+{
+#ifdef NRP_HAVE_BLK_RQ_MAP_SG_QUEUE_ARG
+	return blk_rq_map_sg(rq->q, rq, sgl);
+#else
+	return blk_rq_map_sg(rq, sgl);
+#endif
+}
+
+/*
+ * A zeroed allocation of one object of @p's type. 7.x has its typed
+ * allocators, whose checkpatch asks for them; before, the sizeof form.
+ */
+#ifndef NRP_HAVE_KZALLOC_OBJ
+#define kzalloc_obj(p, gfp)		kzalloc(sizeof(p), gfp)
+#endif
+
+/*
+ * Hardware context @idx of @q, NULL past the last one: queue_hctx() (7.x)
+ * indexes its array without a bounds check, where the xarray before it
+ * returned NULL.
+ */
+static inline struct blk_mq_hw_ctx *nrp_queue_hctx(struct request_queue *q,
+						   unsigned int idx)
+{
+	if (idx >= q->nr_hw_queues)
+		return NULL;
+#ifdef NRP_HAVE_QUEUE_HCTX
+	return queue_hctx(q, idx);
+#else
+	return xa_load(&q->hctx_table, idx);
+#endif
+}
+
+/* The NUMA node argument of blk_mq_ops.init_request (an int from 7.x). */
+#ifdef NRP_HAVE_INIT_REQUEST_NUMA_INT
+#define nrp_numa_node_t			int
+#else
+#define nrp_numa_node_t			unsigned int
+#endif
+
 #endif /* NRP_COMPAT_H */

@@ -61,6 +61,27 @@ probe_export() { # NAME SYMBOL HEADER-PATTERN HEADER...
 	fi
 }
 
+# A member or prototype whose absence the compiler cannot catch: where
+# WORD is in the header but PATTERN does not match it (a layout the
+# pattern did not foresee), the build stops rather than guess. A missed
+# get_virt_boundary builds a module that oopses at its first connect.
+probe_strict() { # NAME PATTERN WORD FILE...
+	local name=$1 pat=$2 word=$3 f
+	shift 3
+	for f in "$@"; do
+		[ -f "$f" ] || continue
+		tr -s '[:space:]' ' ' <"$f" | grep -qE "$pat" && {
+			echo "#define NRP_HAVE_$name 1" >>"$tmp"
+			return
+		}
+		grep -qw "$word" "$f" && {
+			echo "nvme-rdma-p2p: $f names $word, but not in a form the probe knows ($pat): cannot tell whether to use it" >&2
+			exit 1
+		}
+	done
+	echo "/* NRP_HAVE_$name: not in this kernel */" >>"$tmp"
+}
+
 # A header that exists in some kernels only.
 probe_file() { # NAME FILE...
 	local name=$1 f
@@ -117,6 +138,30 @@ probe CLASS_INTF_ARG 'add_dev\) ?\( ?struct device \*, ?struct class_interface' 
 probe_file BLK_MQ_RDMA_H $(hdr linux/blk-mq-rdma.h)
 # The unaligned accessors moved from asm/ to linux/ (6.12).
 probe_file LINUX_UNALIGNED_H $(hdr linux/unaligned.h)
+# The core asks each transport for its queues' virt boundary (7.1; before,
+# it applied one to every controller). A transport that leaves the op
+# unset builds, then oopses at its first Identify: the core calls it
+# without a NULL check.
+probe_strict CTRL_OPS_GET_VIRT_BOUNDARY \
+	'unsigned long \(\*get_virt_boundary\) ?\( ?struct nvme_ctrl \*ctrl, ?bool is_admin ?\);' \
+	get_virt_boundary "$nvme_h"
+# nvme_wait_freeze_timeout() takes the controller's own I/O timeout
+# instead of an argument (7.x).
+probe NVME_WAIT_FREEZE_TIMEOUT_ARG \
+	'nvme_wait_freeze_timeout ?\( ?struct nvme_ctrl \*ctrl, ?long' "$nvme_h"
+# blk_rq_map_sg() lost its request_queue argument (7.x).
+probe BLK_RQ_MAP_SG_QUEUE_ARG \
+	'int blk_rq_map_sg ?\( ?struct request_queue \*' $(hdr linux/blk-mq.h) $(hdr linux/blkdev.h)
+# A queue's hardware contexts: an xarray (5.18), then an RCU array read
+# through queue_hctx() (7.x).
+probe QUEUE_HCTX 'struct blk_mq_hw_ctx \*queue_hctx ?\(' $(hdr linux/blk-mq.h)
+# Typed allocators: kzalloc_obj() and friends (7.x).
+probe KZALLOC_OBJ 'define kzalloc_obj ?\(' $(hdr linux/slab.h)
+# The NUMA node argument of blk_mq_ops.init_request became an int (7.x:
+# NUMA_NO_NODE is -1).
+probe INIT_REQUEST_NUMA_INT \
+	'\(\*init_request\) ?\( ?struct blk_mq_tag_set \*set, ?struct request \*, ?unsigned int, ?int ?\)' \
+	$(hdr linux/blk-mq.h)
 echo "#endif" >>"$tmp"
 
 if ! cmp -s "$tmp" "$out" 2>/dev/null; then

@@ -82,7 +82,8 @@ struct nrp_gpu {
 	struct mutex		lock;
 	bool			removed;
 	int			id;
-	char			name[16];
+	/* "nrp-gpu" and any id ida_alloc() can return (gcc 14's W=1 checks) */
+	char			name[sizeof("nrp-gpu") + 10];
 	struct miscdevice	misc;
 	void			*window;
 	size_t			window_size;

@@ -273,7 +273,7 @@ static bool nrp_queue_has_online_cpu(struct nrp_ctrl *ctrl, int qid)
 {
 	struct blk_mq_hw_ctx *hctx;
 
-	hctx = xa_load(&ctrl->ctrl.connect_q->hctx_table, qid - 1);
+	hctx = nrp_queue_hctx(ctrl->ctrl.connect_q, qid - 1);
 	return hctx && hctx->nr_ctx &&
 		cpumask_intersects(hctx->cpumask, cpu_online_mask);
 }
@@ -400,7 +400,7 @@ static int nrp_configure_io_queues(struct nrp_ctrl *ctrl, bool new)
 	nvme_start_freeze(&ctrl->ctrl);
 	nrp_open_io_queues(&ctrl->ctrl);
 	nrp_run_io_queues(ctrl);
-	if (!nvme_wait_freeze_timeout(&ctrl->ctrl, NVME_IO_TIMEOUT)) {
+	if (!nrp_wait_freeze_timeout(&ctrl->ctrl)) {
 		/*
 		 * Something still holds requests after a full I/O timeout:
 		 * better fail this attempt than hang.
@@ -909,7 +909,8 @@ static bool nrp_supports_pci_p2pdma(struct nvme_ctrl *nctrl)
  * The name shows in /sys/class/nvme/nvmeX/transport and in the uevents'
  * NVME_TRTYPE, which nvme-cli reads back (duplicate checks, udev's
  * autoconnect): it is the name we registered under, see
- * nrp_set_transport_name(). Read-only once the module is initialised.
+ * nrp_init_ctrl_ops(), which also fills in the ops only some kernels
+ * have. Read-only once the module is initialised.
  */
 static struct nvme_ctrl_ops nrp_ctrl_ops __ro_after_init = {
 	.name			= "rdma",
@@ -932,9 +933,10 @@ bool nrp_is_our_ctrl(struct nvme_ctrl *nctrl)
 	return nctrl->ops == &nrp_ctrl_ops;
 }
 
-void __init nrp_set_transport_name(const char *name)
+void __init nrp_init_ctrl_ops(const char *name)
 {
 	nrp_ctrl_ops.name = name;
+	nrp_ops_set_virt_boundary(&nrp_ctrl_ops);
 }
 
 /*
@@ -1003,7 +1005,7 @@ struct nvme_ctrl *nrp_create_ctrl(struct device *dev,
 	struct nrp_ctrl *ctrl;
 	int i, ret;
 
-	ctrl = kzalloc(sizeof(*ctrl), GFP_KERNEL);
+	ctrl = kzalloc_obj(*ctrl, GFP_KERNEL);
 	if (!ctrl)
 		return ERR_PTR(-ENOMEM);
 	INIT_LIST_HEAD(&ctrl->node);

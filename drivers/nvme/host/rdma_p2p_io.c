@@ -1070,7 +1070,7 @@ static enum blk_eh_timer_return nrp_timeout(struct request *rq)
 }
 
 static int nrp_init_request(struct blk_mq_tag_set *set, struct request *rq,
-			    unsigned int hctx_idx, unsigned int numa_node)
+			    unsigned int hctx_idx, nrp_numa_node_t numa_node)
 {
 	struct nrp_ctrl *ctrl = to_nrp_ctrl(set->driver_data);
 	struct nrp_request *req = blk_mq_rq_to_pdu(rq);

@@ -143,7 +143,7 @@ static int __init nrp_init(void)
 	}
 
 	nrp_transport.name = transport;
-	nrp_set_transport_name(transport);
+	nrp_init_ctrl_ops(transport);
 	ret = nvmf_register_transport(&nrp_transport);
 	if (ret) {
 		pr_err("failed to register transport '%s': %d\n",

@@ -177,7 +177,7 @@ static int nrp_dma_map(struct nrp_queue *queue, struct request *rq,
 	 * The table keeps the size it was allocated with (freeing it walks
 	 * that many entries); the mapped length is kept in ->nents.
 	 */
-	req->nents = blk_rq_map_sg(rq->q, rq, req->sgt.sgl);
+	req->nents = nrp_rq_map_sg(rq, req->sgt.sgl);
 
 	p2p_bytes = nrp_p2p_bytes(req, &p2p_segs);
 	if (unlikely(p2p_segs)) {

@@ -309,7 +309,7 @@ static int nrp_nvme_dev_add(NRP_CLASS_INTF_PARAMS)
 	nqn = nrp_ctrl_subnqn(nctrl);
 	if (nrp_is_discovery(nqn))
 		return 0;
-	f = kzalloc(sizeof(*f), GFP_KERNEL);
+	f = kzalloc_obj(*f, GFP_KERNEL);
 	mutex_lock(&nrp_mpath_lock);
 	if (f) {
 		f->ctrl = nctrl;

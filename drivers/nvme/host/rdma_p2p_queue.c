@@ -157,7 +157,7 @@ static struct nrp_device *nrp_device_get(struct ib_device *ibdev)
 		goto out_unlock;
 	}
 
-	dev = kzalloc(sizeof(*dev), GFP_KERNEL);
+	dev = kzalloc_obj(*dev, GFP_KERNEL);
 	if (!dev) {
 		dev = ERR_PTR(-ENOMEM);
 		goto out_unlock;
@@ -621,7 +621,9 @@ static int nrp_on_route_resolved(struct nrp_queue *queue)
 	struct rdma_conn_param param = {
 		.qp_num			= queue->qp->qp_num,
 		.flow_control		= 1,
-		.responder_resources	= queue->dev->ibdev->attrs.max_qp_rd_atom,
+		/* a u32 in the device's attributes from 7.x, a u8 here */
+		.responder_resources	= min_t(u32, queue->dev->ibdev->attrs.max_qp_rd_atom,
+						U8_MAX),
 		.retry_count		= 7,	/* the most the CM allows */
 		.rnr_retry_count	= 7,	/* 7 means retry forever */
 		.private_data		= &priv,

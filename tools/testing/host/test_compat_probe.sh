@@ -9,15 +9,19 @@
 # both facts, as does a KDIR without Module.symvers. Before this, a
 # reformatted nvme_add_ctrl() prototype made the module build with
 # nrp_add_ctrl() a no-op: controllers that never appear.
+# Then the same against Debian 13's 7.3, in the Debian 13 root, where a
+# get_virt_boundary op the probe cannot read must stop the build: a module
+# that leaves the op unset oopses at its first connect.
 . "$(dirname "$0")/lib.sh"
-kdir=$("$TOP/scripts/kernel-series.sh" kdir 6.12) || fail "no stock 6.12 headers"
+series=${NRP_TEST_SERIES:-6.12}
+kdir=$("$TOP/scripts/kernel-series.sh" kdir "$series") || fail "no stock $series headers"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 "$TOP/scripts/private-headers.sh" "$kdir" "" "$work/orig" >/dev/null ||
 	fail "no private headers for $kdir"
 h=drivers/nvme/host
 "$TOP/scripts/compat-probe.sh" "$kdir" "$work/orig" "$work/orig.h" || fail "probe of the original headers failed"
-grep -q '^#define NRP_HAVE_NVME_ADD_CTRL 1' "$work/orig.h" || fail "6.12 without nvme_add_ctrl: $(cat "$work/orig.h")"
+grep -q '^#define NRP_HAVE_NVME_ADD_CTRL 1' "$work/orig.h" || fail "$series without nvme_add_ctrl: $(cat "$work/orig.h")"
 
 # Every prototype that the probes read, broken after its return type and
 # after each comma, with tabs.
@@ -50,4 +54,25 @@ out=$("$TOP/scripts/compat-probe.sh" "$work/kdir" "$work/orig" "$work/nosym.h" 2
 	fail "a KDIR without Module.symvers was accepted"
 echo "$out" | grep -q "Module.symvers missing" || fail "unclear refusal: $out"
 echo "no Module.symvers: $out"
+
+if [ "$series" = 6.12 ]; then
+	grep -q 'NRP_HAVE_CTRL_OPS_GET_VIRT_BOUNDARY 1' "$work/orig.h" &&
+		fail "6.12 probed with get_virt_boundary"
+	series_in_root
+	exit 0
+fi
+# 7.x: the op is there, and one of a form the probe does not know (a
+# parameter more) stops the build instead of leaving the op unset
+grep -q '^#define NRP_HAVE_CTRL_OPS_GET_VIRT_BOUNDARY 1' "$work/orig.h" ||
+	fail "$series without get_virt_boundary: $(cat "$work/orig.h")"
+mkdir -p "$work/vb/$h"
+cp "$work/orig/$h/fabrics.h" "$work/vb/$h/"
+sed 's/(\*get_virt_boundary)(struct nvme_ctrl \*ctrl, bool is_admin)/(*get_virt_boundary)(struct nvme_ctrl *ctrl, bool is_admin, int how)/' \
+	"$work/orig/$h/nvme.h" >"$work/vb/$h/nvme.h"
+cmp -s "$work/orig/$h/nvme.h" "$work/vb/$h/nvme.h" && fail "the edit of get_virt_boundary did not apply"
+out=$("$TOP/scripts/compat-probe.sh" "$kdir" "$work/vb" "$work/vb.h" 2>&1) &&
+	fail "a get_virt_boundary of unknown form was accepted"
+echo "$out" | grep -q "names get_virt_boundary, but not in a form the probe knows" ||
+	fail "unclear refusal: $out"
+echo "get_virt_boundary of another form: $out"
 exit 0
