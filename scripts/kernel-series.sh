@@ -17,10 +17,32 @@
 #   scripts/kernel-series.sh kdir [SERIES]     its build tree (default 6.1)
 #   scripts/kernel-series.sh image [SERIES]    its installed image package
 #   scripts/kernel-series.sh list              the series the project supports
+#   scripts/kernel-series.sh on DEBIAN         those Debian DEBIAN (12, 13)
+#                                              carries
+#   scripts/kernel-series.sh native SERIES     exit 0 if this machine's
+#                                              Debian carries SERIES, so
+#                                              that its kbuild runs here
+#   scripts/kernel-series.sh here              the series it carries
 #
-# A release is printed like "6.1.0-57-amd64" or "6.12.117+deb12-amd64".
-# Nothing is pinned: security updates replace kernels, and this follows.
-# Exit 1, with a one-line reason on stderr, when there is none.
+# With NRP_ROOT=DIR, installed, kdir and image answer for the Debian root
+# at DIR (tools/vm/debian-root.sh) as seen from outside it: its package
+# database, and kdir prefixed with DIR.
+# A release is printed like "6.1.0-57-amd64", "6.12.117+deb12-amd64" or
+# "7.3.4+deb13-amd64". Nothing is pinned: security updates replace
+# kernels, and this follows. Exit 1, with a one-line reason on stderr,
+# when there is none.
+#
+# Where each series comes from. 6.1 is Debian 12's own; 6.12 is Debian
+# 13's, and Debian 12's security suite carries it too (+deb12); the 7.x
+# series is the one trixie-backports carries, the kernel Debian 13 users
+# take for what 6.12 lacks (CONFIG_PCI_P2PDMA=y): the rule for which 7.x
+# release to take is the same as for the others, the newest release of
+# the series whose headers, image and linux-source are of one version,
+# from the Debian 13 archive (suites trixie, trixie-security,
+# trixie-backports). Its headers want gcc-14 and glibc 2.38, so a Debian
+# 12 host builds for it in a Debian 13 root (tools/vm/debian-root.sh).
+# When trixie-backports moves to a newer series, "candidate" says so: a
+# new series is supported once the module's probes have read it.
 set -u
 
 die() { echo "nvme-rdma-p2p: $*" >&2; exit 1; }
@@ -30,8 +52,9 @@ die() { echo "nvme-rdma-p2p: $*" >&2; exit 1; }
 # all the package lists again: a second of CPU each, 5 to 7 s on a loaded
 # 2-core machine, 10 calls a set-up. apt checks the cache against the lists
 # itself and rebuilds it after an apt-get update.
+# One cache per Debian release: the Debian 13 root shares NRP_CACHE.
 aptc() {
-	local d=${NRP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nvme-rdma-p2p}/apt
+	local d=${NRP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nvme-rdma-p2p}/apt/debian$(cut -d. -f1 /etc/debian_version 2>/dev/null | tr / _)
 
 	if mkdir -p "$d" 2>/dev/null && [ -w "$d" ]; then
 		apt-cache -o Dir::Cache::pkgcache="$d/pkgcache.bin" \
@@ -41,10 +64,20 @@ aptc() {
 	fi
 }
 
+# dpkg-query of this machine, or of the root NRP_ROOT names
+dpkgq() {
+	if [ -n "${NRP_ROOT:-}" ]; then
+		dpkg-query --admindir="$NRP_ROOT/var/lib/dpkg" "$@"
+	else
+		dpkg-query "$@"
+	fi
+}
+
 cmd=${1:-}
 series=${2:-6.1}
-case "$series" in
-[0-9]*.[0-9]*) ;;
+case "$cmd/$series" in
+on/* | here/*) ;;
+*/[0-9]*.[0-9]*) ;;
 *) die "kernel series '$series' is not of the form 6.1 or 6.12" ;;
 esac
 re="^linux-headers-${series//./\\.}\\.[0-9]+(-[0-9]+|\\+deb[0-9]+)-amd64\$"
@@ -69,13 +102,38 @@ pick() {
 case "$cmd" in
 list)
 	# the first is the default series
-	echo "6.1 6.12"
+	echo "6.1 6.12 7.3"
+	;;
+on)
+	case $series in
+	12)	echo "6.1 6.12" ;;
+	13)	echo "6.12 7.3" ;;
+	*)	die "Debian $series: the project knows Debian 12 and 13" ;;
+	esac
+	;;
+native | here)
+	deb=$(cut -d. -f1 /etc/debian_version 2>/dev/null)
+	case $deb in
+	12 | 13) ;;
+	# testing and unstable say "forky/sid": newer than 13
+	*/sid)	deb=13 ;;
+	*)	die "not a Debian 12 or 13 machine (/etc/debian_version: ${deb:-none})" ;;
+	esac
+	[ "$cmd" = native ] || exec "$0" on "$deb"
+	case " $("$0" on "$deb") " in
+	*" $series "*) exit 0 ;;
+	*) exit 1 ;;
+	esac
 	;;
 candidate)
 	srcver=$(aptc policy "linux-source-$series" 2>/dev/null |
 		awk '/Candidate:/ { print $2 }')
-	[ -n "$srcver" ] && [ "$srcver" != "(none)" ] ||
-		die "apt knows no linux-source-$series (run apt-get update)"
+	if [ -z "$srcver" ] || [ "$srcver" = "(none)" ]; then
+		# a backports series is replaced by the next one: say which
+		others=$(aptc pkgnames linux-source- 2>/dev/null | grep -E '^linux-source-[0-9]+\.[0-9]+$' |
+			sort -V | xargs)
+		die "apt knows no linux-source-$series (run apt-get update)${others:+; it has $others}"
+	fi
 	mapfile -t names < <(aptc pkgnames "linux-headers-$series." 2>/dev/null | grep -E "$re")
 	[ ${#names[@]} -gt 0 ] || die "apt knows no linux-headers-$series.*-amd64"
 	rel=$(aptc policy "${names[@]}" 2>/dev/null |
@@ -99,26 +157,26 @@ image)
 	# the image package installed for the release of the installed headers
 	rel=$("$0" installed "$series") || exit 1
 	for p in "linux-image-$rel" "linux-image-$rel-unsigned"; do
-		dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null | grep -q '^ii' &&
+		dpkgq -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null | grep -q '^ii' &&
 			{ echo "$p"; exit 0; }
 	done
 	die "no linux-image-$rel installed (tools/setup.sh installs it)"
 	;;
 installed|kdir)
-	srcver=$(dpkg-query -W -f='${db:Status-Abbrev}${Version}' "linux-source-$series" 2>/dev/null |
+	srcver=$(dpkgq -W -f='${db:Status-Abbrev}${Version}' "linux-source-$series" 2>/dev/null |
 		sed -n 's/^ii *//p')
-	rel=$(dpkg-query -W -f='${db:Status-Abbrev} ${Package} ${Version}\n' \
+	rel=$(dpkgq -W -f='${db:Status-Abbrev} ${Package} ${Version}\n' \
 		"linux-headers-$series.*" 2>/dev/null |
 		awk '$1 == "ii" { print $2, $3 }' | pick "$srcver")
 	[ -n "$rel" ] ||
 		die "no linux-headers-$series.*-amd64 installed (tools/setup.sh installs them)"
 	if [ "$cmd" = kdir ]; then
-		echo "/usr/src/linux-headers-$rel"
+		echo "${NRP_ROOT:-}/usr/src/linux-headers-$rel"
 	else
 		echo "$rel"
 	fi
 	;;
 *)
-	die "usage: scripts/kernel-series.sh list|candidate|installed|kdir|image [SERIES]"
+	die "usage: scripts/kernel-series.sh list|on|native|here|candidate|installed|kdir|image [SERIES]"
 	;;
 esac

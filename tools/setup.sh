@@ -58,7 +58,9 @@ guest_tools=(qemu-system-x86 busybox-static gawk mawk file python3
 	nvme-cli rdma-core ibverbs-utils iproute2 fio e2fsprogs xfsprogs
 	libibverbs-dev librdmacm-dev)
 # the suite and the rest of the tree: style, packaging, docs, tracing
-suite_tools=(sparse perl trace-cmd dkms python3-sphinx debhelper dh-dkms lintian dmsetup)
+# (mmdebstrap: the Debian 13 root, tools/vm/debian-root.sh)
+suite_tools=(sparse perl trace-cmd dkms python3-sphinx debhelper dh-dkms lintian dmsetup
+	mmdebstrap)
 case $part in
 build)	tools=("${build_tools[@]}") ;;
 guest)	tools=("${guest_tools[@]}") ;;
@@ -76,6 +78,9 @@ wanted() {
 	local cand rel srcver img p series pkgs=("${tools[@]}")
 	for series in $all_series; do
 		[ "$part" != guest ] || break
+		# a series this machine's Debian does not carry is built and
+		# booted from the Debian 13 root (below)
+		"$NRP_TOP/scripts/kernel-series.sh" native "$series" || continue
 		cand=$("$NRP_TOP/scripts/kernel-series.sh" candidate "$series") || return 1
 		read -r rel srcver img <<<"$cand"
 		# the source must move with the headers: the private headers come from it
@@ -143,8 +148,18 @@ if [ "$part" != all ]; then
 fi
 stock=
 for series in $all_series; do
-	stock+=" $("$NRP_TOP/scripts/kernel-series.sh" installed "$series")" ||
-		nrp_die "no stock kernel of Linux $series after the set-up"
+	if "$NRP_TOP/scripts/kernel-series.sh" native "$series"; then
+		stock+=" $("$NRP_TOP/scripts/kernel-series.sh" installed "$series")" ||
+			nrp_die "no stock kernel of Linux $series after the set-up"
+	else
+		# Debian 13's kernel (7.x from trixie-backports): its headers,
+		# image and source in the Debian 13 root, kept as current as
+		# this machine's own kernels
+		"$NRP_TOP/tools/vm/debian-root.sh" path >/dev/null ||
+			nrp_die "cannot make the Debian 13 root for Linux $series"
+		stock+=" $("$NRP_TOP/tools/vm/debian-root.sh" release "$series") (Debian 13 root)" ||
+			nrp_die "no stock kernel of Linux $series in the Debian 13 root"
+	fi
 done
 nrp_log "packages ready in $((SECONDS - start)) s (stock kernels$stock)"
 

@@ -30,7 +30,7 @@ files() {
 # What the package is made of (debian/rules, tools/make-deb.sh), and this
 # recipe; the headers of each series by their package version.
 heads=()
-for s in $("$NRP_TOP/scripts/kernel-series.sh" list); do
+for s in $("$NRP_TOP/scripts/kernel-series.sh" here); do
 	rel=$("$NRP_TOP/scripts/kernel-series.sh" installed "$s") ||
 		nrp_die "no linux-headers of Linux $s installed (run tools/setup.sh)"
 	ver=$(dpkg-query -W -f='${Version}' "linux-headers-$rel")

@@ -11,8 +11,18 @@ set -euo pipefail
 
 kernel=${1:-stock}
 nrp_use_kernel "$kernel"
+# Where a stock series' kbuild does not run on this machine (Debian 13's
+# 7.x on Debian 12), the builds below run in the Debian 13 root, where
+# its headers and linux-source are installed: as on a user's Debian 13.
+kb=() kroot=
 case "$NRP_FLAVOUR" in
 stock)
+	kroot=$NRP_STOCK_ROOT
+	if [ -n "$kroot" ]; then
+		"$NRP_TOP/tools/vm/debian-root.sh" path >/dev/null
+		NRP_STOCK_KVER=${NRP_STOCK_KVER:-$(nrp_stock_kver "$NRP_SERIES" "$kroot")}
+		kb=("$NRP_TOP/tools/vm/debian-root.sh" run --)
+	fi
 	kdir=/usr/src/linux-headers-$NRP_STOCK_KVER
 	ksrc=
 	;;
@@ -22,9 +32,9 @@ stock)
 	ksrc=$(nrp_src_tree)
 	;;
 esac
-[ -d "$kdir" ] || nrp_die "no build tree for the $kernel kernel at $kdir (apt-get install linux-headers-$NRP_STOCK_KVER)"
+[ -d "$kroot$kdir" ] || nrp_die "no build tree for the $kernel kernel at $kroot$kdir (apt-get install linux-headers-$NRP_STOCK_KVER)"
 
-krel=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' "$kdir/include/generated/utsrelease.h")
+krel=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' "$kroot$kdir/include/generated/utsrelease.h")
 # One tree per kernel: the demo and p2p flavours share a release name
 # (6.1.y-nrp) but not their configuration, so built kernels go by their
 # cache directory, Debian's by release.
@@ -41,7 +51,7 @@ flock 9
 # Copy only what changed so kbuild's dependency tracking keeps working.
 cp -a --update "$NRP_TOP/Kbuild" "$NRP_TOP/Makefile" "$NRP_TOP/drivers" \
 	"$NRP_TOP/include" "$NRP_TOP/scripts" "$work/src/"
-make -s -C "$work/src" KDIR="$kdir" KSRC="$ksrc" modules >"$work/build.log" 2>&1 || {
+"${kb[@]}" make -s -C "$work/src" KDIR="$kdir" KSRC="$ksrc" modules >"$work/build.log" 2>&1 || {
 	cat "$work/build.log" >&2
 	nrp_die "module build for $krel failed"
 }
@@ -55,7 +65,7 @@ for fx in "$NRP_TOP"/tools/*/Kbuild; do
 	name=$(basename "$d")
 	mkdir -p "$work/fixtures/$name"
 	cp -a --update "$d/." "$work/fixtures/$name/"
-	make -s -C "$kdir" M="$work/fixtures/$name" modules \
+	"${kb[@]}" make -s -C "$kdir" M="$work/fixtures/$name" modules \
 		>>"$work/build.log" 2>&1 || {
 		cat "$work/build.log" >&2
 		nrp_die "fixture $name build for $krel failed"

@@ -9,22 +9,36 @@ NRP_CACHE=${NRP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nvme-rdma-p2p}
 # installs the newest one of the series), so no release is pinned here.
 NRP_SERIES=${NRP_SERIES:-6.1}
 NRP_SRC_TARBALL=${NRP_SRC_TARBALL:-/usr/src/linux-source-$NRP_SERIES.tar.xz}
+# Where the stock kernel of a series lives: this machine ("") where its
+# Debian carries the series, else the Debian 13 root
+# (tools/vm/debian-root.sh), whose /boot, /lib/modules and /usr/src hold
+# it and in which its module is built.
+nrp_series_root() { # SERIES
+	"$NRP_TOP/scripts/kernel-series.sh" native "$1" 2>/dev/null ||
+		echo "$NRP_CACHE/root/debian13"
+}
+nrp_stock_kver() { # SERIES ROOT
+	NRP_ROOT=$2 "$NRP_TOP/scripts/kernel-series.sh" installed "$1" 2>/dev/null || true
+}
+NRP_STOCK_ROOT=${NRP_STOCK_ROOT-$(nrp_series_root "$NRP_SERIES")}
 # (empty before the set-up installed it: callers that need it say so)
-NRP_STOCK_KVER=${NRP_STOCK_KVER:-$("$NRP_TOP/scripts/kernel-series.sh" installed "$NRP_SERIES" 2>/dev/null || true)}
+NRP_STOCK_KVER=${NRP_STOCK_KVER:-$(nrp_stock_kver "$NRP_SERIES" "$NRP_STOCK_ROOT")}
 
 nrp_die() { echo "error: $*" >&2; exit 1; }
 
-# Switch to another kernel series (6.1, 6.12) and what follows from it.
+# Switch to another kernel series (6.1, 6.12, 7.3) and what follows from it.
 nrp_set_series() {
 	[ "$1" = "$NRP_SERIES" ] && return 0
 	NRP_SERIES=$1
 	NRP_SRC_TARBALL=/usr/src/linux-source-$NRP_SERIES.tar.xz
-	NRP_STOCK_KVER=$("$NRP_TOP/scripts/kernel-series.sh" installed "$NRP_SERIES" 2>/dev/null || true)
-	export NRP_SERIES NRP_SRC_TARBALL NRP_STOCK_KVER
+	NRP_STOCK_ROOT=$(nrp_series_root "$NRP_SERIES")
+	NRP_STOCK_KVER=$(nrp_stock_kver "$NRP_SERIES" "$NRP_STOCK_ROOT")
+	export NRP_SERIES NRP_SRC_TARBALL NRP_STOCK_ROOT NRP_STOCK_KVER
 }
 
 # Guest kernel names: a flavour (stock, demo, p2p, debug), of the series NRP_SERIES
-# (6.1 by default), or with the series appended (stock-6.12, p2p-6.12).
+# (6.1 by default), or with the series appended (stock-6.12, p2p-6.12,
+# stock-7.3).
 # Sets NRP_FLAVOUR and switches to the name's series; the scripts taking a
 # --kernel NAME all go through here, so the names mean the same everywhere.
 nrp_use_kernel() {
@@ -38,7 +52,7 @@ nrp_use_kernel() {
 	esac
 	case "$NRP_FLAVOUR" in
 	stock|demo|p2p|debug) ;;
-	*) nrp_die "unknown kernel '$name' (stock, demo, p2p, debug, or with a series: stock-6.12, p2p-6.12)" ;;
+	*) nrp_die "unknown kernel '$name' (stock, demo, p2p, debug, or with a series: stock-6.12, p2p-6.12, stock-7.3)" ;;
 	esac
 }
 nrp_log() { echo "[$(date +%H:%M:%S)] $*" >&2; }

@@ -6,7 +6,9 @@
 #   tools/vm/run-guest.sh [options] -- COMMAND...
 #
 #   --kernel NAME             guest kernel: stock, demo, p2p, debug (Linux
-#                             6.1), or stock-6.12, p2p-6.12 (default: stock)
+#                             6.1), or stock-6.12, p2p-6.12, stock-7.3
+#                             (Debian 13's, from tools/vm/debian-root.sh)
+#                             (default: stock)
 #   --out DIR                 where console.log, output.txt, dmesg.txt go
 #                             (default: a new directory under /tmp)
 #   --timeout SECONDS         kill the guest after this long (default: 900)
@@ -109,9 +111,16 @@ Y|N)	;;
 esac
 case "$NRP_FLAVOUR" in
 stock)
-	kimage=/boot/vmlinuz-$NRP_STOCK_KVER
-	kmods=/lib/modules/$NRP_STOCK_KVER
+	# Debian's kernel: this machine's, or (a series its Debian does not
+	# carry) the Debian 13 root's, whose modules the guest then mounts
+	# as for a kernel we built
+	[ -z "$NRP_STOCK_ROOT" ] || "$NRP_TOP/tools/vm/debian-root.sh" path >/dev/null
+	NRP_STOCK_KVER=${NRP_STOCK_KVER:-$(nrp_stock_kver "$NRP_SERIES" "$NRP_STOCK_ROOT")}
+	[ -n "$NRP_STOCK_KVER" ] || nrp_die "no stock kernel of Linux $NRP_SERIES installed (tools/setup.sh installs it)"
+	kimage=$NRP_STOCK_ROOT/boot/vmlinuz-$NRP_STOCK_KVER
+	kmods=$NRP_STOCK_ROOT/lib/modules/$NRP_STOCK_KVER
 	guest_mods=
+	[ -z "$NRP_STOCK_ROOT" ] || guest_mods=$kmods
 	[ -r "$kimage" ] || nrp_die "$kimage missing (apt-get install linux-image-$NRP_STOCK_KVER)"
 	;;
 demo|p2p|debug)

@@ -9,6 +9,34 @@ fail() { echo "FAIL: $*"; exit 1; }
 STOCK_KDIR=$("$TOP/scripts/kernel-series.sh" kdir "$NRP_SERIES") || fail "no stock kernel headers"
 skip() { echo "SKIP: $*"; exit 4; }
 
+# The kernel series a test covers: every supported one. Those this
+# machine's Debian carries, series_native prints for the test's own loop
+# (or just NRP_TEST_SERIES, the one it was started for); for each of the
+# others (Debian 13's 7.x on a Debian 12 host) series_in_root runs this
+# same test in the Debian 13 root (tools/vm/debian-root.sh), where that
+# series is native, and fails the test if it fails there.
+series_native() {
+	local s
+	if [ -n "${NRP_TEST_SERIES:-}" ]; then
+		echo "$NRP_TEST_SERIES"
+		return
+	fi
+	for s in $("$TOP/scripts/kernel-series.sh" list); do
+		"$TOP/scripts/kernel-series.sh" native "$s" && echo "$s"
+	done
+}
+series_in_root() {
+	local s
+	[ -z "${NRP_TEST_SERIES:-}" ] || return 0
+	for s in $("$TOP/scripts/kernel-series.sh" list); do
+		"$TOP/scripts/kernel-series.sh" native "$s" && continue
+		echo "== Linux $s: this test in the Debian 13 root"
+		NRP_SERIES=$s NRP_TEST_SERIES=$s "$TOP/tools/vm/debian-root.sh" --for user \
+			run -- bash "$(cd "$(dirname "$0")" && pwd)/$(basename "$0")" ||
+			fail "Linux $s, in the Debian 13 root: see above"
+	done
+}
+
 # A scratch copy of the tracked tree, as a fresh clone would have it.
 scratch_tree() {
 	local d

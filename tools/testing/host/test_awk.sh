@@ -28,7 +28,7 @@ run_with() { # NAME AWK...
 	chmod +x "$work/bin-$name/awk"
 	(
 		export PATH=$work/bin-$name:$PATH
-		for s in $("$TOP/scripts/kernel-series.sh" list); do
+		for s in $(series_native); do
 			echo "installed $s: $("$TOP/scripts/kernel-series.sh" installed "$s")"
 			echo "kdir $s: $("$TOP/scripts/kernel-series.sh" kdir "$s")"
 			echo "image $s: $("$TOP/scripts/kernel-series.sh" image "$s")"

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # DKMS (dkms.conf, README): for each installed stock kernel series (6.1,
-# 6.12) "dkms add/build/install" builds the module, installs it under
+# 6.12; 7.3 with Debian 13's DKMS in the Debian 13 root, and 6.12 there
+# too, +deb13) "dkms add/build/install" builds the module, installs it under
 # updates/ and signs it with the DKMS MOK key; "dkms remove --all" leaves
 # nothing behind. All of it in private dkms, source and install trees (and
 # a private MOK key), so the host's own /lib/modules and /var/lib/dkms are
@@ -34,6 +35,9 @@ one_kernel() { # SERIES
 	krel=$("$TOP/scripts/kernel-series.sh" installed "$s" 2>/dev/null) ||
 		fail "$s: no headers of Linux $s installed (tools/setup.sh installs them)"
 	mkdir -p "$t/lib/$krel"
+	# the build tree as /lib/modules has it: Debian 13's DKMS looks for
+	# it, and for sign-file in it, under --installtree
+	ln -sfn "/usr/src/linux-headers-$krel" "$t/lib/$krel/build"
 	if ! "${D[@]}" build "$m" -k "$krel" >"$log" 2>&1; then
 		tail -n 20 "$log"
 		tail -n 20 "$t"/dkms/nvme-rdma-p2p/"$ver"/build/make.log 2>/dev/null
@@ -56,9 +60,11 @@ one_kernel() { # SERIES
 }
 
 installed=()
-for series in $("$TOP/scripts/kernel-series.sh" list); do
+for series in $(series_native); do
 	one_kernel "$series"
 done
+# in the Debian 13 root, its 6.12 too: Debian 13's own kernel
+[ -z "${NRP_TEST_SERIES:-}" ] || [ "$NRP_TEST_SERIES" = 6.12 ] || one_kernel 6.12
 
 "${D[@]}" remove "$m" --all --no-depmod >"$t/remove.log" 2>&1 ||
 	{ cat "$t/remove.log"; fail "dkms remove --all failed"; }
@@ -66,6 +72,9 @@ left=$(find "$t/lib" "$t/dkms" -name 'nvme-rdma-p2p*.ko*')
 [ -z "$left" ] || fail "left behind by dkms remove: $left"
 [ -z "$("${D[@]}" status 2>/dev/null)" ] || fail "dkms status after remove: $("${D[@]}" status)"
 echo "dkms remove --all: nothing left in the install or dkms tree"
+series_in_root
+# the rest once, on the host
+[ -z "${NRP_TEST_SERIES:-}" ] || exit 0
 
 # A kernel without NVMe over Fabrics: DKMS refuses (77), our check says why.
 fake=$t/fake-kdir

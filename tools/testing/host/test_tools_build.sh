@@ -10,7 +10,10 @@
 t=$(scratch_tree)
 trap 'rm -rf "$t"' EXIT
 n=0
+# the host tools once, on the host (in the Debian 13 root the fixture
+# modules only: the guests run the host's own tools)
 for mk in "$t"/tools/*/Makefile; do
+	[ -z "${NRP_TEST_SERIES:-}" ] || break
 	grep -q '^# nrp-host-tool' "$mk" || continue
 	d=$(dirname "$mk")
 	name=$(basename "$d")
@@ -20,8 +23,8 @@ for mk in "$t"/tools/*/Makefile; do
 	echo "host tool $name: built"
 	n=$((n + 1))
 done
-[ "$n" -gt 0 ] || fail "no host tool found"
-for series in $("$TOP/scripts/kernel-series.sh" list); do
+[ -n "${NRP_TEST_SERIES:-}" ] || [ "$n" -gt 0 ] || fail "no host tool found"
+for series in $(series_native); do
 	kdir=$("$TOP/scripts/kernel-series.sh" kdir "$series") ||
 		fail "no stock headers of Linux $series installed"
 	for kb in "$t"/tools/*/Kbuild; do
@@ -35,4 +38,5 @@ for series in $("$TOP/scripts/kernel-series.sh" list); do
 		echo "fixture module $name: built for Linux $series ($(basename "$kdir"))"
 	done
 done
+series_in_root
 exit 0

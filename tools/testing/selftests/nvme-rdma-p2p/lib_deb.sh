@@ -42,7 +42,7 @@ DEB_V1=$(cat "$DEB_DIR/version1") && DEB_V2=$(cat "$DEB_DIR/version2") ||
 # The series of this kernel and the other one, whose headers come and go.
 deb_series() { echo "$1" | sed -n 's/^\([0-9]*\.[0-9]*\)\..*/\1/p'; }
 DEB_OTHER_REL=
-for s in $("$NRP_TOP/scripts/kernel-series.sh" list); do
+for s in $("$NRP_TOP/scripts/kernel-series.sh" here); do
 	[ "$s" = "$(deb_series "$DEB_KREL")" ] && continue
 	DEB_OTHER_REL=$("$NRP_TOP/scripts/kernel-series.sh" installed "$s") ||
 		nrp_fail "no headers of Linux $s installed on the host"
