@@ -27,8 +27,9 @@
 # NRP_DEBUG_TESTS, NRP_SIW_KERNELS, NRP_MPN_KERNELS, NRP_PAIR_KERNELS,
 # NRP_PAIR_TESTS=all and NRP_TOPOLOGY override the tier's choices (see below). --no-setup and
 # --no-host-tests leave out those parts (the host test of this runner uses
-# them, with NRP_RUN_GUEST naming a stand-in for tools/vm/run-guest.sh, and
-# NRP_HOST_TESTS a directory of stand-in host tests). --list prints the
+# them, with NRP_RUN_GUEST and NRP_RUN_PAIR naming stand-ins for
+# tools/vm/run-guest.sh and run-pair.sh, and NRP_HOST_TESTS a directory of
+# stand-in host tests). --list prints the
 # tests each guest boot of the kernels would run, and runs nothing.
 #
 # Shards (make check-full SHARD=K/N): the tier's parts (the host tests, each
@@ -113,6 +114,7 @@ out=
 shard= resume=
 do_setup=1 do_host=1 list_only=
 run_guest=${NRP_RUN_GUEST:-$NRP_TOP/tools/vm/run-guest.sh}
+run_pair=${NRP_RUN_PAIR:-$NRP_TOP/tools/vm/run-pair.sh}
 host_tests=${NRP_HOST_TESTS:-$NRP_TOP/tools/testing/host}
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -306,23 +308,43 @@ tap_results() { # KERNEL OUTPUT BOOT
 # the module, a fixture or a host tool did not build) or that ended
 # without leaving its exit status and output.
 boot_results() { # NAME GUEST-OUT STATUS [RUNNER-LOG]
-	local k=$1 gout=$2 known
+	local k=$1 gout=$2
 	case $3 in
 	0|1)	if [ ! -s "$gout/exit-status" ] || [ ! -e "$gout/output.txt" ]; then
 			result fail "$k/guest-completed" "no exit-status or output.txt in $gout"
-		elif [ -s "$gout/splats.txt" ]; then
-			result fail "$k/kernel-log-clean" "see $gout/splats.txt"
-			head -n 20 "$gout/splats.txt" | sed 's/^/      /'
 		else
-			known=
-			[ -s "$gout/known-splats.txt" ] &&
-				known="known upstream reports: $(grep -c . "$gout/known-splats.txt"), see $gout/known-splats.txt"
-			result pass "$k/kernel-log-clean" "$known"
+			klog_results "$k" "$gout"
 		fi ;;
 	3)	result fail "$k/guest-booted" "failed before boot, see ${4:-$gout}"
 		[ -z "${4:-}" ] || grep -v '^\[' "$4" | tail -n 15 | sed 's/^/      /' ;;
 	*)	result fail "$k/guest-completed" "timeout or crash (status $3), see $gout/console.log"
 		tail -n 20 "$gout/console.log" 2>/dev/null | sed 's/^/      /' ;;
+	esac
+}
+# The kernel log of a boot, as tools/vm/check-klog.sh (run-guest.sh runs
+# it) judged it: clean passes; reports fail; and so does a log it could
+# not judge (a malformed known-splats.conf line, the checker's own error)
+# or no verdict at all, never taken for a clean one.
+klog_results() { # NAME GUEST-OUT
+	local k=$1 gout=$2 v known=
+	v=$(cat "$gout/klog-verdict" 2>/dev/null)
+	case $v in
+	clean)	if [ -s "$gout/splats.txt" ]; then
+			result fail "$k/kernel-log-clean" "see $gout/splats.txt"
+			head -n 20 "$gout/splats.txt" | sed 's/^/      /'
+			return
+		fi
+		[ -s "$gout/known-splats.txt" ] &&
+			known="known upstream reports: $(grep -c . "$gout/known-splats.txt"), see $gout/known-splats.txt"
+		result pass "$k/kernel-log-clean" "$known" ;;
+	problems)
+		result fail "$k/kernel-log-clean" "see $gout/splats.txt"
+		head -n 20 "$gout/splats.txt" | sed 's/^/      /' ;;
+	'')	result fail "$k/kernel-log-checked" "no verdict of tools/vm/check-klog.sh in $gout/klog-verdict: the kernel log was not checked" ;;
+	*)	result fail "$k/kernel-log-checked" "${v#error: }"
+		# more than its last line (a traceback, say)
+		[ "$(grep -c . "$gout/klog-check.err" 2>/dev/null)" -le 1 ] ||
+			tail -n 10 "$gout/klog-check.err" | sed 's/^/      /' ;;
 	esac
 }
 
@@ -443,7 +465,7 @@ host_unset=()
 for v in SHARD LEDGER LEDGERS RESUME NRP_TIER NRP_KERNELS NRP_SIW_KERNELS \
 	NRP_MPN_KERNELS NRP_PAIR_KERNELS NRP_PAIR_TESTS NRP_DEBUG_TESTS \
 	NRP_TOPOLOGY NRP_SHAPE_SMP NRP_LANES NRP_TIME_BUDGET NRP_GUEST_TIMEOUT \
-	NRP_RUN_GUEST NRP_HOST_TESTS; do
+	NRP_RUN_GUEST NRP_RUN_PAIR NRP_HOST_TESTS; do
 	host_unset+=(-u "$v")
 done
 
@@ -967,7 +989,7 @@ fi
 pair_run() { # KERNEL TEST...
 	local k=$1 pout=$out/pair-$1 g st
 	shift
-	"$NRP_TOP/tools/vm/run-pair.sh" --kernel "$k" --out "$pout" \
+	"$run_pair" --kernel "$k" --out "$pout" \
 		--timeout "$guest_timeout" \
 		-- tools/testing/selftests/nvme-rdma-p2p/run_tests.sh "$@" \
 		2>"$out/pair-$k.log"
@@ -977,6 +999,13 @@ pair_run() { # KERNEL TEST...
 		st=0
 		[ -s "$pout/$g/exit-status" ] || st=2
 		boot_results "$k/pair-$g" "$pout/$g" "$st"
+	done
+	# the target's boots that a test ended by power loss (target-kill;
+	# run-pair.sh keeps each in DIR/target.N): no result of theirs
+	# is expected, but their kernel logs are checked as any other
+	for g in "$pout"/target.[0-9]*; do
+		[ -d "$g" ] || continue
+		klog_results "$k/pair-${g##*/}" "$g"
 	done
 	# the target guest served until told to stop
 	if [ "$(cat "$pout/target/exit-status" 2>/dev/null)" != 0 ]; then

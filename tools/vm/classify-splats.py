@@ -10,6 +10,12 @@ when any unknown report is present, else 0. An entry of KNOWN_CONF applies
 only to the kernel series it names (--series; without it, no entry
 applies) and only up to its count per log file: one report more is
 unknown.
+
+Exits 2, with the reason on stderr, when it cannot tell: KNOWN_CONF
+missing, unreadable or with a malformed line, a log that exists but cannot
+be read, or any error of its own. A log that does not exist is none to
+check (the guest wrote no dmesg.txt, no kmemleak report). Its callers take
+only 0 and 1 for a verdict.
 """
 import re
 import sys
@@ -23,16 +29,36 @@ PART = re.compile(r'Call Trace:')
 WINDOW = 160
 
 
+class CheckError(Exception):
+    """The check itself failed: no verdict."""
+
+
 def load_known(path):
     known = []
-    with open(path) as f:
-        for line in f:
-            line = line.strip()
-            if not line or line.startswith('#'):
-                continue
-            name, series, count, head, inside, why = line.split('|', 5)
+    try:
+        with open(path) as f:
+            lines = f.read().splitlines()
+    except OSError as e:
+        raise CheckError(f'{path}: {e.strerror}') from e
+    for no, line in enumerate(lines, 1):
+        line = line.strip()
+        if not line or line.startswith('#'):
+            continue
+        where = f'{path}:{no}'
+        fields = line.split('|', 5)
+        if len(fields) != 6:
+            raise CheckError(f'{where}: {len(fields)} fields, not 6 '
+                             '(name|series|count|head|inside|why)')
+        name, series, count, head, inside, why = fields
+        if not name or not series or not why:
+            raise CheckError(f'{where}: empty name, series or reason')
+        if not count.isdigit() or int(count) < 1:
+            raise CheckError(f'{where}: count {count!r} is not a number of 1 or more')
+        try:
             known.append((name, series, int(count), re.compile(head),
                           re.compile(inside), why))
+        except re.error as e:
+            raise CheckError(f'{where}: bad regex: {e}') from e
     return known
 
 
@@ -42,14 +68,18 @@ def main():
     if len(args) >= 2 and args[0] == '--series':
         series = args[1]
         args = args[2:]
+    if not args:
+        raise CheckError('usage: classify-splats.py [--series 6.1] KNOWN_CONF LOG...')
     known = [k for k in load_known(args[0]) if k[1] == series]
     bad = False
     for path in args[1:]:
         try:
             with open(path, errors='replace') as f:
                 lines = f.read().splitlines()
-        except OSError:
+        except FileNotFoundError:
             continue
+        except OSError as e:
+            raise CheckError(f'{path}: {e.strerror}') from e
         covered = set()
         seen = {}
         for i, line in enumerate(lines):
@@ -84,4 +114,13 @@ def main():
 
 
 if __name__ == '__main__':
-    sys.exit(main())
+    # any failure of the check is status 2, never the 1 of "reports found"
+    # that an uncaught exception would exit with
+    try:
+        sys.exit(main())
+    except CheckError as e:
+        print(f'classify-splats.py: error: {e}', file=sys.stderr)
+        sys.exit(2)
+    except Exception as e:
+        print(f'classify-splats.py: error: {type(e).__name__}: {e}', file=sys.stderr)
+        sys.exit(2)

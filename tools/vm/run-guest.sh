@@ -61,12 +61,13 @@
 # The guest runs with -nic none: no packet leaves it.
 #
 # Exit status: 0 when the job passed and the kernel log is clean; 1 when
-# the job failed (its own status is in DIR/exit-status) or the console
+# the job failed (its own status is in DIR/exit-status), the console
 # shows a kernel splat (BUG, WARNING, Oops, KASAN, lockdep, hung task,
-# kmemleak); 2 when the guest timed out or ended without a result; 3 when
-# nothing booted at all: the kernel, the module, a fixture or a host tool
-# did not build, or the module index could not be made. A caller must not
-# take 3 for a finished boot: no test ran.
+# kmemleak) or the kernel log could not be checked (tools/vm/check-klog.sh
+# leaves its verdict in DIR/klog-verdict); 2 when the guest timed out or
+# ended without a result; 3 when nothing booted at all: the kernel, the
+# module, a fixture or a host tool did not build, or the module index could
+# not be made. A caller must not take 3 for a finished boot: no test ran.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -150,7 +151,7 @@ fi
 [ -n "$out" ] || out=$(mktemp -d /tmp/nrp-guest.XXXXXX)
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-rm -rf "$out"/{console.log,output.txt,dmesg.txt,dmesg-*.txt,kmemleak*.txt,exit-status,splats.txt,known-splats.txt,modules,qemu.pid}
+rm -rf "$out"/{console.log,output.txt,dmesg.txt,dmesg-*.txt,kmemleak*.txt,exit-status,splats.txt,known-splats.txt,klog-verdict,klog-check.err,modules,qemu.pid}
 
 # Install our modules as "make install" would, with the module index made
 # here: depmod over 9p under TCG takes minutes, natively a second.
@@ -255,19 +256,22 @@ elapsed=$((SECONDS - start))
 
 # Anything the kernel says is wrong fails the run, whatever the job said,
 # except reports listed with their reason in known-splats.conf (upstream
-# bugs this project does not cause); those are shown, not hidden.
+# bugs this project does not cause); those are shown, not hidden. A check
+# that could not decide (a malformed known-splats.conf line, the checker's
+# own error) fails the run too: DIR/klog-verdict says which it was.
 splat_rc=0
-"$NRP_TOP/tools/vm/classify-splats.py" --series "$NRP_SERIES" \
-	"$NRP_TOP/tools/vm/known-splats.conf" \
-	"$out/console.log" "$out/dmesg.txt" "$out"/kmemleak*.txt \
-	>"$out/splats.txt" || splat_rc=$?
-if grep -q '^known ' "$out/splats.txt"; then
+"$NRP_TOP/tools/vm/check-klog.sh" --kernel "$kernel" "$out" || splat_rc=$?
+if [ -s "$out/known-splats.txt" ] || grep -q '^known ' "$out/splats.txt" 2>/dev/null; then
 	nrp_log "guest ($kernel): known upstream kernel reports (not failures):"
-	grep '^known ' "$out/splats.txt" | sort -u -t: -k3 | head -n 5 >&2
+	{ grep -h '^known ' "$out/known-splats.txt" "$out/splats.txt" 2>/dev/null || true; } |
+		sort -u -t: -k3 | head -n 5 >&2
 fi
-if [ "$splat_rc" != 0 ]; then
+if [ "$splat_rc" = 1 ]; then
 	nrp_log "guest ($kernel): kernel reported problems:"
 	grep '^unknown' "$out/splats.txt" | head -n 40 >&2
+	rc=1
+elif [ "$splat_rc" != 0 ]; then
+	nrp_log "guest ($kernel): the kernel log could not be checked: $(cat "$out/klog-verdict" 2>/dev/null)"
 	rc=1
 elif [ "$timed_out" = 1 ]; then
 	nrp_log "guest ($kernel): timed out after ${timeout}s; last console lines:"
@@ -282,7 +286,5 @@ else
 	rc=$(cat "$out/exit-status")
 	[ "$rc" = 0 ] || rc=1
 fi
-grep -q '^unknown' "$out/splats.txt" 2>/dev/null || mv -f "$out/splats.txt" "$out/known-splats.txt" 2>/dev/null
-[ -s "$out/known-splats.txt" ] || rm -f "$out/known-splats.txt"
 nrp_log "guest ($kernel) done in ${elapsed}s, status $rc"
 exit "$rc"

@@ -43,8 +43,9 @@
 # A new fault is a case in pair_request (and in pair_target.sh when the
 # target guest has to act).
 #
-# Exit status: the host job's; else 1 when the target guest failed or its
-# kernel reported a problem; 2 when a guest timed out or did not finish.
+# Exit status: the host job's; else 1 when the target guest failed or the
+# kernel log of one of its boots (those killed by target-kill too) was not
+# clean or could not be checked; 2 when a guest timed out or did not finish.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -72,7 +73,8 @@ case $rdma in rxe|siw) ;; *) nrp_die "--rdma: rxe or siw, not '$rdma'" ;; esac
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 hout=$out/host tout=$out/target
-rm -rf "$hout/ctl" "$tout/ctl" "$out/pair.log"
+# (and the target boots a run before killed: their logs are checked too)
+rm -rf "$hout/ctl" "$tout/ctl" "$out/pair.log" "$out"/target.[0-9]*
 mkdir -p "$hout/ctl" "$tout/ctl"
 # QMP sockets: a unix socket path must stay short.
 qdir=$(mktemp -d /tmp/nrp-qmp.XXXXXX)
@@ -194,6 +196,10 @@ pair_request() {
 		boots=$((boots + 1))
 		# the disk survives the power loss, the rest is that boot's record
 		mv "$tout" "$out/target.$boots"
+		# killed on purpose: its status means nothing, its kernel log
+		# (run-guest.sh checked it when QEMU was gone) everything
+		[ "$(cat "$out/target.$boots/klog-verdict" 2>/dev/null)" = clean ] ||
+			klog_bad+=" target.$boots ($(cat "$out/target.$boots/klog-verdict" 2>/dev/null || echo "no verdict"))"
 		mkdir -p "$tout/ctl"
 		if [ -e "$out/target.$boots/disk.img" ]; then
 			mv "$out/target.$boots/disk.img" "$tout/"
@@ -273,7 +279,7 @@ done
 [ -n "$hpid" ] || nrp_die "no free port for the link"
 plog "host guest listening on 127.0.0.1:$port and :$port2"
 
-boots=0
+boots=0 klog_bad=
 start_target() {
 	guest target "$tkernel" "$tout" "$tmac" "socket,id=n0,connect=127.0.0.1:$port" \
 		"$tmac2" "socket,id=n1,connect=127.0.0.1:$port2" \
@@ -318,6 +324,10 @@ if [ "$trc" != 0 ]; then
 	nrp_log "pair: the target guest failed (status $trc):"
 	tail -n 15 "$out/target.log" >&2
 	[ "$rc" != 0 ] || rc=$((trc == 2 ? 2 : 1))
+fi
+if [ -n "$klog_bad" ]; then
+	nrp_log "pair: kernel log of a target boot killed on purpose not clean:$klog_bad"
+	[ "$rc" != 0 ] || rc=1
 fi
 [ "$hrc" = 0 ] || tail -n 15 "$out/host.log" >&2
 nrp_log "pair done, status $rc (host $hrc, target $trc)"

@@ -894,6 +894,10 @@ nrp_assert_no_splat() {
 				$(sed -n 's/^known \([^:]*\):.*/\1/p' "$log.out" | sort -u)
 		return 0
 	fi
+	# 1 with a report; anything else is the checker's own failure (a
+	# malformed known-splats.conf line): no verdict, never a pass
+	[ "$rc" = 1 ] && grep -q '^unknown' "$log.out" ||
+		nrp_fail "the kernel log checker failed (status $rc): $(tail -n 3 "$log.out")"
 	nrp_fail "the kernel reported: $(grep -v '^known ' "$log.out" | head -n 5 | sed 's/^unknown: [^:]*: //')"
 }
 
