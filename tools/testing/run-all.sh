@@ -159,6 +159,90 @@ if [ -z "$kernels" ]; then
 	kernels="stock p2p debug"
 	[ "$tier" = full ] && kernels="stock p2p debug stock-6.12 p2p-6.12"
 fi
+
+# Skips that are failures. A test skips where the kernel lacks what it
+# needs (P2PDMA on stock 6.1, user-space P2PDMA on 6.1), and rightly so:
+# the test checked first that the module says why. But
+# the same skip on a kernel that has it means the test did not run for
+# another reason (no GPU stand-in in the guest, a sysfs file gone, a
+# fixture broken), and a run that counts it as skipped stays green with
+# nothing tested. So each boot has a list of features (kernel_has, and
+# what the boot itself adds: a pair of guests, the PCIe topology, a
+# shape), each test the features it needs to run at all (test_needs), and
+# a test that skips on a boot that has all it needs fails there
+# (tap_results: "KERNEL/TEST ... skipped where it must run").
+#   p2pdma    CONFIG_PCI_P2PDMA; every suite boot has the GPU stand-in
+#             (QEMU's ivshmem device, run-guest.sh --gpu-mem), the pair's
+#             host guest too
+#   p2p-user  user-space P2PDMA: p2pmem/allocate, O_DIRECT from P2P
+#             memory (Linux 6.2 and later, with p2pdma)
+#   auth      NVMe in-band authentication, host and target
+#   siw       soft iWARP (a test NAME@siw needs it on top of NAME's needs)
+# Every kernel a run boots has its line: a kernel without one stops the
+# run before anything runs. A new kernel is one line, e.g. Debian's 7.3
+# with CONFIG_PCI_P2PDMA=y: "stock-7.3: p2pdma p2p-user auth".
+kernel_has=(
+	"stock:"
+	"demo: p2pdma"
+	"p2p: p2pdma auth siw"
+	"debug: p2pdma auth siw"
+	"stock-6.12: auth"
+	"p2p-6.12: p2pdma p2p-user auth siw"
+	"debug-6.12: p2pdma p2p-user auth siw"
+)
+# What the tests need, one line per set of needs ("NEED...: TEST..."); a
+# test in no line may skip anywhere. test_must_run.sh (host) checks that
+# every test calling a fixture that skips (the P2P fixtures of
+# lib_p2p.sh, in-band authentication, the pair's guests) is here.
+test_needs=(
+	"p2pdma: demo gpu_standin nrp_check nrp_check_multipath nrp_check_soft
+		p2p_checkpoint p2p_concurrent p2p_mpath_ana p2p_mpath_mixed
+		p2p_mpath_pathloss p2p_multipath p2p_nvmet p2p_unreachable"
+	"p2pdma p2p-user: p2p_user_raw p2p_user_fs"
+	"p2pdma auth: p2p_auth"
+	"p2pdma siw: p2p_siw"
+	"auth: auth"
+	"pair: pair_link_loss pair_link_timeouts pair_target_restart pair_target_crash
+		pair_multipath"
+	"pair auth: pair_auth"
+	"pcie-topology: nrp_check_topology"
+	"shape: shape_cpus shape_fabric shape_hotplug"
+)
+kernel_features() { # KERNEL: its features (kernel_has); false if it has no line
+	local kv
+	for kv in "${kernel_has[@]}"; do
+		[ "${kv%%:*}" = "$1" ] || continue
+		echo ${kv#*:}
+		return 0
+	done
+	return 1
+}
+test_needs_of() { # TEST[@VARIANT]: what it needs to run at all, nothing if it may skip anywhere
+	local t=${1%@*} kv needs=
+	for kv in "${test_needs[@]}"; do
+		in_list "$t" ${kv#*:} || continue
+		needs=${kv%%:*}
+		break
+	done
+	[ -z "$needs" ] || [ "${1##*@}" != siw ] || [ "$1" = "$t" ] || needs+=" siw"
+	echo $needs
+}
+# Why TEST may not skip on a boot of FEATURES: nothing (and false) when it
+# may.
+must_run_why() { # TEST FEATURES...
+	local t=$1 n needs
+	shift
+	needs=$(test_needs_of "$t")
+	[ -n "$needs" ] || return 1
+	for n in $needs; do
+		in_list "$n" "$@" || return 1
+	done
+	echo "it needs $needs; the boot has $*"
+}
+for k in $kernels; do
+	kernel_features "$k" >/dev/null ||
+		nrp_die "run-all.sh does not know what kernel $k has: add its line to kernel_has (p2pdma, p2p-user, auth, siw), or its tests' skips go unchecked"
+done
 # The debug kernel's tests in the check tier: every part of the module
 # once under the checkers: load and unload (module_load), registration
 # with the fabrics core (transport_registered), the P2P fixture
@@ -266,8 +350,8 @@ done_before() { grep -qx "$1" "$out/ledger/parts-done"; }
 # all, a missing plan, or fewer (or more) results than the plan announced
 # fail BOOT/tap-plan, so that tests that never ran cannot vanish from the
 # count.
-tap_results() { # KERNEL OUTPUT BOOT
-	local k=$1 boot=${3:-$1} line n r d plan= count=0
+tap_results() { # KERNEL OUTPUT BOOT [FEATURES]
+	local k=$1 boot=${3:-$1} has=${4:-} line n r d plan= count=0 why
 	if [ ! -s "$2" ]; then
 		result fail "$boot/tap-plan" "no TAP output ($2 missing or empty): no test ran"
 		return
@@ -283,6 +367,10 @@ tap_results() { # KERNEL OUTPUT BOOT
 		esac
 		count=$((count + 1))
 		n=$(echo "$line" | sed -E 's/^(not )?ok [0-9]+ ([^ ]+).*/\2/')
+		# a skip where the test must run (kernel_has, test_needs)
+		if [ "$r" = skip ] && why=$(must_run_why "$n" $has); then
+			r=fail d="skipped where it must run ($why): $d"
+		fi
 		case $n in
 		*@*)	result "$r" "$k-${n##*@}/${n%@*}" "$d" ;;
 		*)	result "$r" "$k/$n" "$d" ;;
@@ -539,12 +627,19 @@ suite_left() { # OUTPUT.TXT TPLAN TLAST RUNNING-TEST
 # lines and the boot itself become the results $1/... (a test named
 # NAME@siw becomes $1-siw/NAME).
 # A TAG of the form KERNEL#N is boot N of a suite split over several
-# boots: its tests are KERNEL/TEST, the boot itself KERNEL-N.
-suite_run() { # TAG KERNEL [run-guest.sh options] -- COMMAND...
+# boots: its tests are KERNEL/TEST, the boot itself KERNEL-N. The boot has
+# its kernel's features (kernel_has) and those --has adds (a boot of a
+# kind of its own: pcie-topology, shape), for the tests that must not skip.
+suite_run() { # TAG KERNEL [--has FEATURE] [run-guest.sh options] -- COMMAND...
 	local tag=$1 k=$2 boot=${1/\#/-} grc gpid t0=$SECONDS o plan n cur a begun
 	local -A w=()
-	local wall=0 seen= tplan= tlast= nlast=0 left
+	local wall=0 seen= tplan= tlast= nlast=0 left has
+	has=$(kernel_features "$k")
 	shift 2
+	if [ "${1:-}" = --has ]; then
+		has+=" $2"
+		shift 2
+	fi
 	# the tests run_tests.sh is given, after "--", its path and its -t
 	for a in "$@"; do
 		case $seen in
@@ -594,7 +689,7 @@ suite_run() { # TAG KERNEL [run-guest.sh options] -- COMMAND...
 		boot_results "$boot" "$out/guest-$boot" "$grc" "$out/guest-$boot.log"
 		return
 	fi
-	tap_results "${tag%#*}" "$out/guest-$boot/output.txt" "$boot"
+	tap_results "${tag%#*}" "$out/guest-$boot/output.txt" "$boot" "$has"
 	boot_results "$boot" "$out/guest-$boot" "$grc"
 }
 
@@ -993,7 +1088,7 @@ pair_run() { # KERNEL TEST...
 		--timeout "$guest_timeout" \
 		-- tools/testing/selftests/nvme-rdma-p2p/run_tests.sh "$@" \
 		2>"$out/pair-$k.log"
-	tap_results "$k" "$pout/host/output.txt" "$k/pair-host"
+	tap_results "$k" "$pout/host/output.txt" "$k/pair-host" "$(kernel_features "$k") pair"
 	# each guest's boot: finished (exit-status written) and clean
 	for g in host target; do
 		st=0
@@ -1104,7 +1199,7 @@ shape_part() { # KERNEL
 			[ ${#run[@]} -gt 0 ] || continue
 		fi
 		nrp_log "guest $tag: ${run[*]} with -smp $smp${online:+, $online online}${args:+, $args}"
-		timed "guest $tag" suite_run "$tag" "$k" --smp "$smp" ${online:+--online "$online"} \
+		timed "guest $tag" suite_run "$tag" "$k" --has shape --smp "$smp" ${online:+--online "$online"} \
 			${args:+--append "$args"} \
 			-- tools/testing/selftests/nvme-rdma-p2p/run_tests.sh "${run[@]}"
 	done
@@ -1163,7 +1258,7 @@ topology_part() { # KERNEL
 		nrp_log "guest $tag: test_nrp_check_topology.sh on a PCIe topology ($v)"
 		local limit=()
 		read -ra limit <<<"$(test_limit "$k")"
-		timed "guest $tag" suite_run "$tag" "$k" "${args[@]}" \
+		timed "guest $tag" suite_run "$tag" "$k" --has pcie-topology "${args[@]}" \
 			-- tools/testing/selftests/nvme-rdma-p2p/run_tests.sh "${limit[@]}" nrp_check_topology
 	done
 }

@@ -74,10 +74,29 @@ nrp_gpu_setup() {
 # Skip unless user space can map P2P memory and do O_DIRECT from it:
 # Linux 6.2 and later export a published provider's pool as the sysfs
 # file p2pmem/allocate (and pin such pages for queues with P2PDMA,
-# FOLL_PCI_P2PDMA); 6.1 has neither. Needs the GPU stand-in bound.
+# FOLL_PCI_P2PDMA); 6.1 has neither. Needs the GPU stand-in bound (on a
+# kernel with P2PDMA, nrp_p2p_require). Only a kernel that lacks it may
+# skip: on 6.2 and later, or where the kernel has the mapping code, a
+# missing file is a failure (the stand-in did not publish its pool, the
+# file moved), not a reason to skip.
 nrp_p2p_user_require() {
-	[ -e "$NRP_GPU_PCI/p2pmem/allocate" ] ||
-		nrp_skip "Linux $(uname -r) has no user-space P2PDMA: no $NRP_GPU_PCI/p2pmem/allocate (user mappings of P2P memory and FOLL_PCI_P2PDMA came in 6.2)"
+	[ -e "$NRP_GPU_PCI/p2pmem/allocate" ] && return 0
+	if nrp_p2p_user_capable || nrp_kernel_at_least 6 2; then
+		nrp_fail "Linux $(uname -r) has user-space P2PDMA (6.2 and later), but the GPU stand-in $NRP_GPU_PCI has no p2pmem/allocate"
+	fi
+	nrp_skip "Linux $(uname -r) has no user-space P2PDMA: no $NRP_GPU_PCI/p2pmem/allocate (user mappings of P2P memory and FOLL_PCI_P2PDMA came in 6.2)"
+}
+
+# Whether the running kernel is release $1.$2 or later.
+nrp_kernel_at_least() {
+	local rel maj min
+	rel=$(uname -r)
+	maj=${rel%%.*}
+	min=${rel#*.}
+	min=${min%%[!0-9]*}
+	[[ $maj =~ ^[0-9]+$ && $min =~ ^[0-9]+$ ]] ||
+		nrp_fail "cannot read a kernel release from '$rel'"
+	[ "$maj" -gt "$1" ] || { [ "$maj" = "$1" ] && [ "$min" -ge "$2" ]; }
 }
 
 # Whether this kernel lets user space map P2P memory and do O_DIRECT from
