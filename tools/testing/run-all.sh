@@ -178,6 +178,8 @@ fi
 #             memory (Linux 6.2 and later, with p2pdma)
 #   auth      NVMe in-band authentication, host and target
 #   siw       soft iWARP (a test NAME@siw needs it on top of NAME's needs)
+#   lockdep   lockdep, which must be on before the first test and still on
+#             after the last (lockdep_results)
 # Every kernel a run boots has its line: a kernel without one stops the
 # run before anything runs. A new kernel is one line, e.g. Debian's 7.3
 # with CONFIG_PCI_P2PDMA=y: "stock-7.3: p2pdma p2p-user auth".
@@ -185,10 +187,10 @@ kernel_has=(
 	"stock:"
 	"demo: p2pdma"
 	"p2p: p2pdma auth siw"
-	"debug: p2pdma auth siw"
+	"debug: p2pdma auth siw lockdep"
 	"stock-6.12: auth"
 	"p2p-6.12: p2pdma p2p-user auth siw"
-	"debug-6.12: p2pdma p2p-user auth siw"
+	"debug-6.12: p2pdma p2p-user auth siw lockdep"
 )
 # What the tests need, one line per set of needs ("NEED...: TEST..."); a
 # test in no line may skip anywhere. test_must_run.sh (host) checks that
@@ -241,7 +243,7 @@ must_run_why() { # TEST FEATURES...
 }
 for k in $kernels; do
 	kernel_features "$k" >/dev/null ||
-		nrp_die "run-all.sh does not know what kernel $k has: add its line to kernel_has (p2pdma, p2p-user, auth, siw), or its tests' skips go unchecked"
+		nrp_die "run-all.sh does not know what kernel $k has: add its line to kernel_has (p2pdma, p2p-user, auth, siw, lockdep), or its tests' skips go unchecked"
 done
 # The debug kernel's tests in the check tier: every part of the module
 # once under the checkers: load and unload (module_load), registration
@@ -433,6 +435,36 @@ klog_results() { # NAME GUEST-OUT
 		# more than its last line (a traceback, say)
 		[ "$(grep -c . "$gout/klog-check.err" 2>/dev/null)" -le 1 ] ||
 			tail -n 10 "$gout/klog-check.err" | sed 's/^/      /' ;;
+	esac
+}
+
+# Lockdep on a kernel that has it (kernel_has): on before the first test,
+# as run_tests.sh prints it (a report while booting turns it off, and then
+# no test of the boot is checked by it), and still on after the last (the
+# run finished: the end line is there). run_tests.sh fails a test after
+# which it went off; this is the boot's own result, BOOT/lockdep-on.
+lockdep_results() { # BOOT OUTPUT
+	local boot=$1 o=$2 st en
+	st=$(sed -n 's/^# lockdep at the start: //p' "$o" 2>/dev/null | tail -n1)
+	en=$(sed -n 's/^# lockdep at the end: //p' "$o" 2>/dev/null | tail -n1)
+	st=${st% (1: on)} en=${en% (1: on)}
+	case $st in
+	'debug_locks 1') ;;
+	'debug_locks '*)
+		result fail "$boot/lockdep-on" "off before the first test ($st): a report while booting turned it off, see the console log"
+		return ;;
+	none*)	result fail "$boot/lockdep-on" "the kernel has no lockdep before the first test ($st)"
+		return ;;
+	*)	result fail "$boot/lockdep-on" "no lockdep state before the first test in $o"
+		return ;;
+	esac
+	case $en in
+	'debug_locks 1')
+		result pass "$boot/lockdep-on" "on from before the first test to after the last" ;;
+	'')	# a run that did not finish fails tap-plan or guest-completed
+		grep -qE '^# Totals: ' "$o" &&
+			result fail "$boot/lockdep-on" "no lockdep state after the last test in $o" ;;
+	*)	result fail "$boot/lockdep-on" "off after the last test ($en)" ;;
 	esac
 }
 
@@ -690,6 +722,7 @@ suite_run() { # TAG KERNEL [--has FEATURE] [run-guest.sh options] -- COMMAND...
 		return
 	fi
 	tap_results "${tag%#*}" "$out/guest-$boot/output.txt" "$boot" "$has"
+	! in_list lockdep $has || lockdep_results "$boot" "$out/guest-$boot/output.txt"
 	boot_results "$boot" "$out/guest-$boot" "$grc"
 }
 
@@ -1089,6 +1122,7 @@ pair_run() { # KERNEL TEST...
 		-- tools/testing/selftests/nvme-rdma-p2p/run_tests.sh "$@" \
 		2>"$out/pair-$k.log"
 	tap_results "$k" "$pout/host/output.txt" "$k/pair-host" "$(kernel_features "$k") pair"
+	! in_list lockdep $(kernel_features "$k") || lockdep_results "$k/pair-host" "$pout/host/output.txt"
 	# each guest's boot: finished (exit-status written) and clean
 	for g in host target; do
 		st=0

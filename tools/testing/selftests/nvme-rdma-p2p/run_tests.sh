@@ -27,7 +27,11 @@
 # something fails, even if it passed, and the leftovers are removed so
 # that the next test starts clean. On a kernel with lockdep, lockdep must
 # still be on (debug_locks 1): it turns itself off after its first report,
-# and the rest of the boot would run unchecked.
+# and the rest of the boot would run unchecked. Its state before the first
+# test and after the last is printed ("# lockdep at the start: ..." and
+# "# lockdep at the end: ...", "none" without /proc/lockdep_stats), and
+# lockdep off at either point fails the run; tools/testing/run-all.sh
+# asserts both lines on the kernels that have lockdep.
 cd "$(dirname "$0")" || exit 1
 
 # Our modules: the transport and the fixtures built beside it.
@@ -177,6 +181,16 @@ echo "TAP version 13"
 echo "1..${#tests[@]}"
 n=0 pass=0 fail=0 skip=0
 locks_before=$(debug_locks)
+locks_start=$locks_before
+# off already (a report while booting): no test of this boot would be
+# checked by it
+if [ -n "$locks_start" ]; then
+	echo "# lockdep at the start: debug_locks $locks_start (1: on)"
+	[ "$locks_start" = 1 ] ||
+		echo "# lockdep is off before the first test: see the boot's report in the kernel log"
+else
+	echo "# lockdep at the start: none (no /proc/lockdep_stats)"
+fi
 # what the boot itself left (none expected) is not the first test's
 [ -z "$(residue)" ] || { residue | sed 's/^/# before the first test: /'; scrub; }
 for t in "${tests[@]}"; do
@@ -243,5 +257,10 @@ done
 echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:$skip error:0"
 # on a kernel with lockdep, the proof that it checked to the end
 locks=$(debug_locks)
-[ -z "$locks" ] || echo "# lockdep at the end: debug_locks $locks (1: on)"
-[ "$fail" = 0 ]
+if [ -n "$locks" ]; then
+	echo "# lockdep at the end: debug_locks $locks (1: on)"
+else
+	echo "# lockdep at the end: none (no /proc/lockdep_stats)"
+fi
+[ "$fail" = 0 ] || exit 1
+[ -z "$locks_start$locks" ] || { [ "$locks_start" = 1 ] && [ "$locks" = 1 ]; }
