@@ -191,6 +191,7 @@ kernel_has=(
 	"stock-6.12: auth"
 	"p2p-6.12: p2pdma p2p-user auth siw"
 	"debug-6.12: p2pdma p2p-user auth siw lockdep"
+	"stock-7.3: p2pdma p2p-user auth"
 )
 # What the tests need, one line per set of needs ("NEED...: TEST..."); a
 # test in no line may skip anywhere. test_must_run.sh (host) checks that
