@@ -78,7 +78,8 @@ if [ -n "$user" ]; then
 	mkdir -p $mnt
 	nrp_must mkfs.xfs -q -f "$NRP_NS"
 	nrp_must mount -t xfs "$NRP_NS" $mnt
-	nrp_cleanup_push "umount $mnt"
+	# (the demo unmounts it itself; this is for a demo that failed)
+	nrp_cleanup_push "if mountpoint -q $mnt; then umount $mnt; fi"
 	step "a ${size} MiB checkpoint file $mnt/checkpoint from P2P memory mapped into a user process (mmap of p2pmem/allocate), O_DIRECT with io_uring, fsync, read back into P2P memory"
 	nrp_snap
 	"$NRP_P2P_TOOL" --user --file $mnt/checkpoint --size "${size}M" --io uring --chunk 1M --qd 16 |

@@ -4,7 +4,7 @@
 # build (or reuse) the cached P2PDMA guest kernel. Safe to run again.
 #
 #   tools/setup.sh [--no-kernel] [--with-debug-kernel] [--series SERIES]
-#                  [--for build|guest] [--list]
+#                  [--for build|guest|root] [--list]
 #
 # --no-kernel installs the packages only (make check times each guest
 # kernel build as a part of its own). --series installs the kernels of
@@ -18,7 +18,9 @@
 # installs "build", then "guest" while the guest kernel builds: the guest
 # part never touches linux-source, which the build is reading. --list
 # prints the packages of the part (or the whole set), installed or not,
-# one a line, and installs nothing.
+# one a line, and installs nothing. "root" is what making the Debian 13
+# root needs (mmdebstrap: make demo on Debian 13's kernel builds nothing
+# else).
 #
 # The stock kernels are not pinned: for each supported series (6.1, 6.12:
 # scripts/kernel-series.sh list) that script names the newest image and
@@ -36,8 +38,8 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--no-kernel)		build=(); shift ;;
 	--for)			part=$2; build=(); shift 2
-				case $part in build | guest) ;;
-				*) nrp_die "--for: build or guest, not '$part'" ;;
+				case $part in build | guest | root) ;;
+				*) nrp_die "--for: build, guest or root, not '$part'" ;;
 				esac ;;
 	--list)			list=1; shift ;;
 	--with-debug-kernel)	build+=(debug); shift ;;
@@ -61,9 +63,11 @@ guest_tools=(qemu-system-x86 busybox-static gawk mawk file python3
 # (mmdebstrap: the Debian 13 root, tools/vm/debian-root.sh)
 suite_tools=(sparse perl trace-cmd dkms python3-sphinx debhelper dh-dkms lintian dmsetup
 	mmdebstrap)
+root_tools=(mmdebstrap)
 case $part in
 build)	tools=("${build_tools[@]}") ;;
 guest)	tools=("${guest_tools[@]}") ;;
+root)	tools=("${root_tools[@]}") ;;
 *)	tools=("${build_tools[@]}" "${guest_tools[@]}" "${suite_tools[@]}") ;;
 esac
 
@@ -77,7 +81,7 @@ installed_at() {
 wanted() {
 	local cand rel srcver img p series pkgs=("${tools[@]}")
 	for series in $all_series; do
-		[ "$part" != guest ] || break
+		[ "$part" != guest ] && [ "$part" != root ] || break
 		# a series this machine's Debian does not carry is built and
 		# booted from the Debian 13 root (below)
 		"$NRP_TOP/scripts/kernel-series.sh" native "$series" || continue

@@ -6,7 +6,8 @@
 # kernel build. The two together are part of the whole set, so make check
 # never lacks what the demo installed; the guest part never touches
 # linux-source, which the build is reading; each holds what its users
-# call; a bad part is refused.
+# call; a bad part is refused. The default make demo (Debian 13's 7.3)
+# installs "root" (mmdebstrap for the Debian 13 root) and "guest".
 . "$(dirname "$0")/lib.sh"
 setup=$TOP/tools/setup.sh
 
@@ -28,7 +29,10 @@ echo "$all" | grep -q "^linux-headers-" || fail "the whole set has no kernel hea
 for p in lintian python3-sphinx dkms linux-headers-; do
 	printf '%s\n%s\n' "$build" "$guest" | grep -q "^$p" && fail "make demo's parts install $p"
 done
+root=$(list --for root)
+[ "$root" = mmdebstrap ] || fail "the root part is '$(echo $root)', not mmdebstrap"
+echo "$all" | grep -qx mmdebstrap || fail "the whole set lacks mmdebstrap (the Debian 13 root)"
 out=$("$setup" --for nothing 2>&1) && fail "--for nothing was accepted"
-echo "$out" | grep -q -- "--for: build or guest, not 'nothing'" || fail "--for nothing: '$out'"
-echo "parts: build $(echo "$build" | wc -l), guest $(echo "$guest" | wc -l), whole set $(echo "$all" | wc -l) packages"
+echo "$out" | grep -q -- "--for: build, guest or root, not 'nothing'" || fail "--for nothing: '$out'"
+echo "parts: build $(echo "$build" | wc -l), guest $(echo "$guest" | wc -l), root 1, whole set $(echo "$all" | wc -l) packages"
 exit 0
