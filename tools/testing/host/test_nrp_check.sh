@@ -379,6 +379,21 @@ r.expect(P2, "unknown", decision="unknown")
 if "nrp-check knows the lists of 6.1 and 6.12" not in r.fact(P2)["data"]["why"]:
     die("hb-series: " + r.fact(P2)["data"]["why"])
 
+# --- Debian 13's stock 7.3 (trixie-backports), which has P2PDMA: ready,
+# and it says that no custom kernel is needed; a kernel of ours is not
+# called stock
+for rel, stock in (("7.3.4+deb13-amd64", True), ("6.12.118-nrp", False)):
+    h = switch_host("bpo-" + rel, release=rel)
+    h.file("/etc/debian_version", "13.2\n")
+    r = h.run("--provider", "03:00.0", want_rc=0)
+    said = "no custom kernel is needed" in r.text
+    if said != stock:
+        die("%s: 'no custom kernel is needed' %s:\n%s" % (rel, "missing" if stock else "said", r.text))
+    if stock:
+        r.expect("kernel.p2pdma", "ok", "Debian's stock kernel 7.3.4+deb13-amd64 has it built in")
+        if "READY" not in r.text.splitlines()[-2]:
+            die("%s: not READY:\n%s" % (rel, r.text))
+
 # --- a stock kernel: no P2PDMA, says why, whatever else is right
 h = switch_host("stock")
 h.file("/boot/config-6.1.0-99-amd64", "# CONFIG_PCI_P2PDMA is not set\n")
@@ -390,6 +405,19 @@ r.expect("kernel.p2pdma", "fail", "parameters/p2p: unavailable", fix="CONFIG_PCI
 r.expect("module.p2p", "fail", "unavailable: kernel built without CONFIG_PCI_P2PDMA")
 r.expect("provider:0000:03:00.0", "fail", "no P2PDMA memory registered", registered=False)
 r.expect(PAIR, "fail", "refused, no P2PDMA (the topology allows: peer bus address)", decision="bus_address", kernel_decision="refused")
+# the fix names the stock kernel that has P2PDMA, where the host's Debian
+# ships one: Debian 13's trixie-backports kernel; Debian 12 has none
+for deb, want in (("12.12", "no Debian 12 kernel has it; Debian 13's trixie-backports kernel does"),
+                  ("13.2", "apt install -t trixie-backports linux-image-amd64"),
+                  (None, "boot a kernel built with CONFIG_PCI_P2PDMA=y (admin guide")):
+    if deb:
+        h.file("/etc/debian_version", deb + "\n")
+    elif os.path.exists(h.r + "/etc/debian_version"):
+        os.remove(h.r + "/etc/debian_version")
+    r = h.run("--provider", "03:00.0", want_rc=1)
+    r.expect("kernel.p2pdma", "fail", fix=want)
+    if want not in r.text:
+        die("stock, Debian %s: the report's fix line lacks '%s':\n%s" % (deb, want, r.text))
 os.remove(h.r + "/sys/module/nvme_rdma_p2p/parameters/p2p")
 os.system("rm -rf %s/sys/module/nvme_rdma_p2p" % h.r)
 r = h.run(want_rc=1)
