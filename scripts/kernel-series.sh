@@ -67,7 +67,7 @@ aptc() {
 # dpkg-query of this machine, or of the root NRP_ROOT names
 dpkgq() {
 	if [ -n "${NRP_ROOT:-}" ]; then
-		dpkg-query --admindir="$NRP_ROOT/var/lib/dpkg" "$@"
+		dpkg-query --root="$NRP_ROOT" "$@"
 	else
 		dpkg-query "$@"
 	fi

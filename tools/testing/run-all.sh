@@ -276,6 +276,7 @@ debug_lacks="pi_namespace dkms_load many_ctrls shape_cpus shape_fabric shape_hot
 # Y themselves); stock kernels run Debian's default, Y.
 multipath_of() { # KERNEL
 	case $tier/$1 in
+	*/debug-6.12)		echo Y ;;
 	*/debug*)		echo N ;;
 	check/p2p | full/p2p-6.12)	echo Y ;;
 	check/p2p-6.12 | full/p2p)	echo N ;;
