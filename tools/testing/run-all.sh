@@ -139,25 +139,26 @@ esac
 # largest case costs minutes under TCG runs a smaller one in the check
 # tier that asserts the same (test_p2p_user_fs.sh).
 export NRP_TIER=$tier
-# The check tier's kernels: stock 6.1 (every test), the 6.1 P2PDMA kernel
-# (the P2P and multipath tests) and the debug kernel (the P2PDMA kernel
-# with lockdep, kmemleak and KASAN on the modules) for a few tests that
-# reach every part of the module (debug_default). Its build is the second
-# one of a cold run; measured, cold, 2 cores:
-# - a376d38 built the 6.1 P2PDMA and the 6.12 debug kernels: the two
-#   builds need about 4000 core-seconds, the whole run about 8900 (74
-#   minutes of both cores): the debug boot then ran every P2P test;
-# - a trial before 56d6b54 built only the debug kernel and ran the P2P
-#   tests there: about four times slower than on the p2p kernel
-#   (backends_siw 189 s against 47 s), about 90 minutes for the boot.
-# So the debug boot runs its short list only, in lane B after the p2p
-# boot, while the stock lane runs beside its build.
-# The 6.12 P2PDMA kernel (user-space P2P) and stock 6.12 run in the full
-# tier, and the debug kernel the whole suite there. Every kernel's module
-# builds in the host tests, 6.12's included.
+# The check tier's kernels: what a landing needs, within 60 minutes cold
+# on the slowest machine of this kind, which allows one guest kernel
+# build (about 35 minutes of it there). Debian's own kernels need none:
+# stock 6.1 (the transport, its error paths, the shape of a GPU server)
+# and stock 7.3 (Debian 13's trixie-backports kernel, CONFIG_PCI_P2PDMA=y:
+# the P2P path users of 7.x rely on, raw and XFS and ext4 files through a
+# multipath=Y head, the in-kernel mover, a path lost, the PCIe topology).
+# The one build is the 6.12 P2PDMA kernel with the checkers (lockdep,
+# KASAN on the modules, kmemleak), multipath=Y: 6.12's user-space O_DIRECT
+# path through a head, the in-kernel mover and the module's teardown
+# under the checkers. Each boot runs its check_list below. Measured, cold,
+# 2 cores: the 6.1 P2PDMA and 6.1 debug kernels of the former check tier
+# took 1754 and 2944 s on a slow machine, which two builds cannot fit.
+# The full tier runs everything: the 6.1 P2PDMA and debug kernels, stock
+# and P2PDMA 6.12, the 6.12 debug kernel and stock 7.3. Every kernel's
+# module builds in the host tests, 7.3's in the Debian 13 root.
+bpo=stock-7.3
 if [ -z "$kernels" ]; then
-	kernels="stock p2p debug"
-	[ "$tier" = full ] && kernels="stock p2p debug stock-6.12 p2p-6.12"
+	kernels="stock $bpo debug-6.12"
+	[ "$tier" = full ] && kernels="stock p2p debug stock-6.12 p2p-6.12 debug-6.12 $bpo"
 fi
 
 # Skips that are failures. A test skips where the kernel lacks what it
@@ -260,6 +261,34 @@ done
 # list; NRP_DEBUG_TESTS=all runs the whole suite.
 debug_default="module_load transport_registered gpu_standin teardown_reaper
 	reset_during_io p2p_checkpoint p2p_multipath"
+# The check tier's lists, boot by boot (a kernel of NRP_KERNELS without
+# one runs what the computed lists below give it):
+# - stock 6.1: the transport over rxe, connect to teardown, with its
+#   error paths (resets and deletes racing I/O and each other, a target
+#   that restarts or misbehaves, a device removed, malformed options),
+#   multipath failover, and the module's own checks;
+# - stock 7.3: every P2P test that shows the user-space and in-kernel
+#   paths and the multipath heads on Debian's own P2PDMA kernel, and
+#   7.3's core calls (create, I/O, reset, teardown under load);
+# - debug-6.12: the module under the checkers: load and unload, the P2P
+#   fixture, the in-kernel mover and the user-space path through a
+#   multipath=Y head, the head's teardown racing its use
+#   (heads_during_free, a use-after-free only KASAN sees), reset and
+#   teardown under load; and siw's connect and data path. The full tier
+#   runs this list there too: the whole suite under the checkers is the
+#   6.1 debug kernel's.
+declare -A check_list=(
+	[stock]="module_load transport_registered wrong_kernel connect connect_options bad_input
+		admin_commands fio_verify filesystems reset_during_io teardown_live target_restart
+		device_removal fuzz_options hostile_target failover_queued delete_during_reset
+		queue_shrink"
+	[$bpo]="module_load connect fio_verify reset_during_io gpu_standin demo p2p_checkpoint
+		p2p_user_raw p2p_user_fs p2p_multipath p2p_mpath_pathloss p2p_mpath_mixed
+		p2p_unreachable p2p_auth nrp_check nrp_check_multipath"
+	[debug-6.12]="module_load transport_registered gpu_standin p2p_checkpoint p2p_multipath
+		p2p_user_raw p2p_user_fs heads_during_free reset_during_io teardown_reaper
+		connect@siw fio_verify@siw"
+)
 [ "$tier" = full ] && debug_default=all
 debug_tests=${NRP_DEBUG_TESTS:-$debug_default}
 # one line (read -a takes only the first)
@@ -492,6 +521,7 @@ part_weight() {
 	host)		echo 900 ;;
 	extras)		echo 2400 ;;
 	stock)		echo 3000 ;;
+	stock-7.*)	echo 3000 ;;
 	stock-*)	echo 2700 ;;
 	debug*)		echo 6000 ;;
 	p2p-*)		echo 3900 ;;
@@ -525,6 +555,27 @@ fi
 
 start=$SECONDS
 nrp_log "results in $out (tier $tier)"
+
+# How fast this machine is (tools/vm/calibrate.sh, before anything else
+# loads it): RATIO, a percentage of the fastest machine of this kind seen
+# (100 as fast, 300 three times slower). Machines of one kind differ
+# about threefold, and a limit fixed in seconds fails a slow one while
+# every test passes: so the guests' time limits (the tests' waits and the
+# bounds they assert, NRP_HOST_SLOW) and each boot's limit scale by it,
+# and the budget (below) is judged at the speed of the slowest machine of
+# this kind, 300. NRP_HOST_RATIO sets it (the runner's own host tests).
+if [ -n "${NRP_HOST_RATIO:-}" ]; then
+	ratio=$NRP_HOST_RATIO
+elif [ -z "$list_only" ]; then
+	read -r ratio cal_secs < <("$NRP_TOP/tools/vm/calibrate.sh") || ratio=
+	[ -n "$ratio" ] || nrp_die "tools/vm/calibrate.sh failed"
+	part_add calibration "${cal_secs%.*}"
+fi
+ratio=${ratio:-100}
+[ "$ratio" -ge 100 ] || ratio=100
+export NRP_HOST_SLOW=$(((ratio + 99) / 100))
+guest_timeout=$((guest_timeout * ratio / 100))
+nrp_log "machine speed: ${ratio}% of the fastest seen's time (limits x$NRP_HOST_SLOW, boots end after $(nrp_dur "$guest_timeout"))"
 
 [ -z "$do_setup" ] ||
 	timed set-up "$NRP_TOP/tools/setup.sh" --no-kernel || nrp_die "setup failed"
@@ -587,7 +638,7 @@ host_unset=()
 for v in SHARD LEDGER LEDGERS RESUME NRP_TIER NRP_KERNELS NRP_SIW_KERNELS \
 	NRP_MPN_KERNELS NRP_PAIR_KERNELS NRP_PAIR_TESTS NRP_DEBUG_TESTS \
 	NRP_TOPOLOGY NRP_SHAPE_SMP NRP_LANES NRP_TIME_BUDGET NRP_GUEST_TIMEOUT \
-	NRP_RUN_GUEST NRP_RUN_PAIR NRP_HOST_TESTS; do
+	NRP_RUN_GUEST NRP_RUN_PAIR NRP_HOST_TESTS NRP_HOST_RATIO NRP_HOST_SLOW; do
 	host_unset+=(-u "$v")
 done
 
@@ -950,10 +1001,17 @@ guest_part() { # KERNEL TEST...
 		tests+=("$t")
 	done
 	[ $# -gt 0 ] && [ ${#tests[@]} = 0 ] && return 0
+	# the check tier's own list of this boot (check_list)
+	local check_own=
+	if { [ "$tier" = check ] || [ "$k" = debug-6.12 ]; } && [ $# = 0 ] &&
+		[ -n "${check_list[$k]:-}" ]; then
+		read -ra tests <<<"$(xargs <<<"${check_list[$k]}")"
+		check_own=1
+	fi
 	# the debug kernel's own list, unless it stands in for a check tier
 	# without the p2p kernel
 	local debug_own=
-	if [[ $k == debug* ]] && [ $# = 0 ] && [ "$debug_tests" != all ] &&
+	if [ -z "$check_own" ] && [[ $k == debug* ]] && [ $# = 0 ] && [ "$debug_tests" != all ] &&
 		{ [ "$tier" != check ] || in_list p2p $parts_all; }; then
 		read -ra tests <<<"$debug_tests"
 		debug_own=1
@@ -961,14 +1019,14 @@ guest_part() { # KERNEL TEST...
 	# Stock 6.12 in the check tier: the transport's core paths through the
 	# nvme core calls 6.12 changed, and authentication (Debian's 6.12 has
 	# it, its 6.1 not).
-	if [ "$tier/$k" = check/stock-6.12 ] && [ $# = 0 ]; then
+	if [ -z "$check_own" ] && [ "$tier/$k" = check/stock-6.12 ] && [ $# = 0 ]; then
 		tests=("${check_stock_612[@]}")
 	fi
 	# The P2PDMA kernels of the check tier (the debug kernel among them):
 	# what the stock kernel does not run over rxe already (plus, on 6.12,
 	# the transport's core paths; on debug, debug_tests).
 	local p2p_check=
-	if [ -n "$siw_only" ] && [ $# = 0 ]; then
+	if [ -z "$check_own" ] && [ -n "$siw_only" ] && [ $# = 0 ]; then
 		case $k in
 		stock | stock-*) ;;
 		debug*) [ "$debug_tests" = all ] || [ -n "$debug_own" ] || p2p_check=1 ;;
@@ -1039,12 +1097,16 @@ guest_part() { # KERNEL TEST...
 	fi
 	need_kernel "$k" || { result fail "$k/kernel-build" "see $out/kernel-$k.log"; return 0; }
 	# the module built for another kernel, to check that loading it is
-	# refused (for the 6.12 kernels: the 6.1 stock kernel's module; for
-	# stock: that of a 6.1 kernel the run builds anyway, never a build of
-	# its own)
+	# refused (for the 6.12 and 7.3 kernels: the 6.1 stock kernel's
+	# module; for stock: that of a 6.1 kernel the run builds anyway, else
+	# Debian's 6.12's; never a kernel build of its own)
 	case $k in
-	stock)	other=p2p
-		in_list p2p $parts_all || ! in_list debug $parts_all || other=debug ;;
+	stock)	other=stock-6.12
+		if in_list p2p $parts_all; then
+			other=p2p
+		elif in_list debug $parts_all; then
+			other=debug
+		fi ;;
 	*)	other=stock ;;
 	esac
 	rm -f "$out/guest-$boot"/foreign.ko*
@@ -1250,8 +1312,8 @@ shape_part() { # KERNEL
 # and an IOMMU (intel-iommu: ACS redirection on from boot) on the stock
 # kernel, which has the driver. NRP_TOPOLOGY overrides the list: words
 # KERNEL:VARIANT, VARIANT plain, epyc or iommu.
-topology_default="p2p:plain"
-[ "$tier" = full ] && topology_default="p2p:plain p2p:epyc stock:iommu"
+topology_default="$bpo:plain"
+[ "$tier" = full ] && topology_default="$bpo:plain p2p:plain p2p:epyc stock:iommu"
 topology_runs=${NRP_TOPOLOGY-$topology_default}
 topology_part() { # KERNEL
 	local k=$1 kv v tag a args
@@ -1338,11 +1400,17 @@ if [ -n "$list_only" ]; then
 	run_kernels $kernels -- "$@"
 	exit 0
 fi
+# A stock kernel that the check tier names in lane_b_first runs in lane B
+# ahead of the built kernel that lane B then waits for: Debian 13's 7.3
+# runs there while the debug kernel builds.
+lane_b_first=
+[ "$tier" = check ] && lane_b_first=$bpo
 lane_a=() lane_b_kernels=()
 for k in $kernels; do
+	in_list "$k" $lane_b_first && { lane_b_kernels+=("$k"); continue; }
 	case $k in
 	stock | stock-*)	lane_a+=("$k") ;;
-	debug*)			if [ -n "$debug_split" ]; then
+	debug)			if [ -n "$debug_split" ]; then
 					lane_a+=("debug#1")
 					lane_b_kernels+=("debug#2")
 				else
@@ -1453,14 +1521,19 @@ while IFS=$'\t' read -r name secs _; do
 done <"$out/parts.tsv"
 printf '  %-20s %5d s (%d min)\n' total "$total" $(((total + 59) / 60))
 # The check tier's budget: a cold run (packages and kernels not yet there)
-# within 60 minutes on 2 cores, so that CI's 90 keep room for new kernels.
+# within 60 minutes on 2 cores of the slowest machine of this kind
+# (calibration ratio 300), so that CI's 90 keep room for new kernels. A
+# run is judged at that speed: on a machine at ratio R its time counts
+# 300/R times. Printed always; it fails only a run that would not fit
+# there, that is one slow for the machine it ran on.
 budget=${NRP_TIME_BUDGET:-3600}
 if [ "$tier" = check ] && [ $# = 0 ] && [ "$budget" -gt 0 ] && [ "$shard_n" = 1 ] &&
 	[ -z "$resume" ]; then
-	if [ "$total" -le "$budget" ]; then
-		result pass "suite/time-budget" "$total s of $budget s"
+	at_slowest=$((total * 300 / ratio))
+	if [ "$at_slowest" -le "$budget" ]; then
+		result pass "suite/time-budget" "$total s at speed ${ratio}%: $at_slowest s on the slowest machine of this kind, of $budget s"
 	else
-		result fail "suite/time-budget" "$total s, over the $budget s budget: see the parts above"
+		result fail "suite/time-budget" "$total s at speed ${ratio}%: $at_slowest s on the slowest machine of this kind, over the $budget s budget: see the parts above"
 	fi
 fi
 pass=$(grep -c '^pass' "$out/results.tsv")

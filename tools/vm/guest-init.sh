@@ -23,7 +23,7 @@ ip link set lo up
 
 . /nrp-job/job.env
 export NRP_TOP NRP_KO NRP_KO_DIR NRP_FOREIGN_KO NRP_KERNEL NRP_DKMS_DIR NRP_DEB_DIR \
-	NRP_TIER NRP_MULTIPATH NRP_SMP NRP_ONLINE
+	NRP_TIER NRP_MULTIPATH NRP_SMP NRP_ONLINE NRP_HOST_SLOW
 # nvme_core's multipath default for this boot, as an admin sets it
 [ -z "$NRP_MULTIPATH" ] ||
 	echo "options nvme_core multipath=$NRP_MULTIPATH" >/etc/modprobe.d/nrp-guest-multipath.conf

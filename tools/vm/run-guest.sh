@@ -55,7 +55,10 @@
 # (any signal but KILL) ends QEMU too.
 #
 # COMMAND runs in the guest with bash, in the checkout. Its environment
-# has NRP_KO (our module for this kernel), NRP_KO_DIR (the fixtures) and
+# has NRP_HOST_SLOW (the caller's, default 1: how many times slower than
+# the fastest machine of its kind this host is, tools/vm/calibrate.sh;
+# the tests' time limits scale by it), NRP_KO (our module for this
+# kernel), NRP_KO_DIR (the fixtures) and
 # the caller's NRP_TIER (run-all.sh's tier, check or full; empty when run
 # by hand), which tests with a costly size read to pick it per tier.
 # The guest runs with -nic none: no packet leaves it.
@@ -190,6 +193,7 @@ NRP_DEB_DIR='$deb_dir'
 NRP_MULTIPATH='$multipath'
 NRP_SMP='$smp'
 NRP_ONLINE='$online'
+NRP_HOST_SLOW='${NRP_HOST_SLOW:-1}'
 NRP_JOB='$(printf '%s' "$job" | sed "s/'/'\\\\''/g")'
 ENV
 
