@@ -181,6 +181,7 @@ fi
 #   siw       soft iWARP (a test NAME@siw needs it on top of NAME's needs)
 #   lockdep   lockdep, which must be on before the first test and still on
 #             after the last (lockdep_results)
+#   deb       the Debian package, made on the host (a boot with --deb)
 # Every kernel a run boots has its line: a kernel without one stops the
 # run before anything runs. A new kernel is one line, e.g. Debian's 7.3
 # with CONFIG_PCI_P2PDMA=y: "stock-7.3: p2pdma p2p-user auth".
@@ -211,6 +212,7 @@ test_needs=(
 	"pair auth: pair_auth"
 	"pcie-topology: nrp_check_topology"
 	"shape: shape_cpus shape_fabric shape_hotplug"
+	"deb: deb_install deb_upgrade"
 )
 kernel_features() { # KERNEL: its features (kernel_has); false if it has no line
 	local kv
@@ -1149,8 +1151,24 @@ guest_part() { # KERNEL TEST...
 	local smp
 	smp=$(smp_of "$k")
 	nrp_log "guest $tag: running the in-guest suite${mp[*]:+ (nvme_core ${mp[*]})}, -smp $smp"
-	timed "guest $tag" suite_run "$tag" "$k" --foreign-ko "$foreign" "${dkms[@]}" "${mp[@]}" \
-		--smp "$smp" -- tools/testing/selftests/nvme-rdma-p2p/run_tests.sh "${limit[@]}" "${tests[@]}"
+	local has=()
+	in_list --deb "${dkms[@]}" && has=(--has deb)
+	timed "guest $tag" suite_run "$tag" "$k" "${has[@]}" --foreign-ko "$foreign" "${dkms[@]}" \
+		"${mp[@]}" --smp "$smp" -- tools/testing/selftests/nvme-rdma-p2p/run_tests.sh "${limit[@]}" "${tests[@]}"
+}
+
+# The Debian package in a Debian 13 guest (full tier): the Debian 13 root
+# as the guest's root (run-guest.sh --root debian13), booting its 7.3, with
+# the package made on this host; test_deb_install installs it with apt,
+# DKMS builds for 7.3 and for Debian 13's own 6.12 (its headers installed
+# anew), nrp-check says READY with no custom kernel needed, and the purge
+# leaves nothing.
+debian13_part() { # KERNEL
+	local k=$1 tag=$1-debian13
+	[ "$tier" = full ] && [ "$k" = "$bpo" ] && is_named deb_install || return 0
+	nrp_log "guest $tag: deb_install in a Debian 13 guest"
+	timed "guest $tag" suite_run "$tag" "$k" --has deb --root debian13 --deb \
+		-- tools/testing/selftests/nvme-rdma-p2p/run_tests.sh deb_install
 }
 
 # Two guests joined by two Ethernet links (tools/vm/run-pair.sh): link
@@ -1384,6 +1402,7 @@ run_kernels() { # KERNEL... (then the named tests, after --)
 		pair_part "$k" "$all"
 		case $k in stock | p2p-6.12) shape_part "$k" ;; esac
 		topology_part "$k"
+		debian13_part "$k"
 		part_done "$k"
 	done
 }

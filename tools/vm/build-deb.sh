@@ -5,8 +5,10 @@
 # committed in a private git copy, and once more after one more commit, so
 # that the second is a newer version of the same source (the upgrade).
 #
-#   tools/vm/build-deb.sh
+#   tools/vm/build-deb.sh [--root]
 #
+# --root: for a Debian 13 guest (run-guest.sh --root): headers/ holds the
+# Debian 13 root's kernel headers instead (tools/vm/debian-root.sh).
 # Prints a directory with 1/ and 2/ (each one nvme-rdma-p2p-dkms_*.deb),
 # the files version1 and version2, and headers/: the linux-headers package
 # of every supported series' stock kernel, as the set-up installed it, for
@@ -15,6 +17,13 @@
 # package is made of changes.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+
+in_root=()
+variant=
+if [ "${1:-}" = --root ]; then
+	in_root=("$NRP_TOP/tools/vm/debian-root.sh" --for user run --)
+	variant=-debian13
+fi
 
 for t in dpkg-buildpackage dh_dkms; do
 	command -v $t >/dev/null || nrp_die "$t missing (tools/setup.sh installs debhelper and dh-dkms)"
@@ -30,17 +39,17 @@ files() {
 # What the package is made of (debian/rules, tools/make-deb.sh), and this
 # recipe; the headers of each series by their package version.
 heads=()
-for s in $("$NRP_TOP/scripts/kernel-series.sh" here); do
-	rel=$("$NRP_TOP/scripts/kernel-series.sh" installed "$s") ||
+for s in $("${in_root[@]}" "$NRP_TOP/scripts/kernel-series.sh" here); do
+	rel=$("${in_root[@]}" "$NRP_TOP/scripts/kernel-series.sh" installed "$s") ||
 		nrp_die "no linux-headers of Linux $s installed (run tools/setup.sh)"
-	ver=$(dpkg-query -W -f='${Version}' "linux-headers-$rel")
+	ver=$("${in_root[@]}" dpkg-query -W -f='${Version}' "linux-headers-$rel")
 	heads+=("linux-headers-$rel=$ver")
 done
 key=$( { (cd "$NRP_TOP" && files |
 	  grep -zE '^(\./)?(dkms\.conf|Kbuild|Makefile|drivers/|include/|scripts/|debian/|tools/make-deb\.sh|tools/nrp-stat|tools/nrp-check|tools/modprobe\.d/)' |
 	  sort -z | xargs -0 sha256sum 2>/dev/null)
 	 cat "$0"; echo "${heads[@]}"; } | sha256sum | cut -c1-12)
-base=$NRP_TOP/.build/deb-guest
+base=$NRP_TOP/.build/deb-guest$variant
 d=$base/$key
 if [ -e "$d/.done" ]; then
 	echo "$d"
@@ -76,10 +85,11 @@ rm -rf "$d/tree"
 for h in "${heads[@]}"; do
 	p=${h%=*} v=${h#*=}
 	f=$(ls /var/cache/apt/archives/"${p}_${v//:/%3a}"_*.deb 2>/dev/null | head -n1)
-	if [ -n "$f" ]; then
+	if [ -n "$f" ] && [ -z "$variant" ]; then
 		cp "$f" "$d/headers/"
 	else
-		(cd "$d/headers" && apt-get download -q "$h" >/dev/null) ||
+		"${in_root[@]}" bash -c 'cd "$1" && apt-get download -q "$2" >/dev/null' \
+			download "$d/headers" "$h" ||
 			nrp_die "$p $v is neither in apt's cache nor downloadable"
 	fi
 done

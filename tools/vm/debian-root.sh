@@ -112,7 +112,7 @@ wanted() {
 	printf '%s\n' make gcc sparse perl xz-utils kmod bc file
 	[ "$part" != user ] ||
 		printf '%s\n' dkms nvme-cli rdma-core ibverbs-utils iproute2 fio e2fsprogs xfsprogs \
-			python3 pciutils procps
+			python3 pciutils procps hostname
 	for s in $("$NRP_TOP/scripts/kernel-series.sh" on 13); do
 		# a build root needs only the series a Debian 12 host cannot
 		# build for itself; a user's root every series it has

@@ -75,6 +75,13 @@ mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 job /newroot/nrp-job |
 	fail "cannot mount job share"
 [ -r /newroot/nrp-job/job.env ] || fail "no job.env"
 . /newroot/nrp-job/job.env
+# A root other than the host's (run-guest.sh --root) gets the checkout
+# at its own path, from a share of its own.
+if [ -n "${NRP_TOP_SHARE:-}" ]; then
+	mkdir -p "/newroot$NRP_TOP"
+	mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144,cache=loose top "/newroot$NRP_TOP" ||
+		fail "cannot mount the checkout"
+fi
 # The guest kernel's own modules, when they are not the host's; writable
 # through an overlay so that the module under test can be installed there.
 if [ -n "$NRP_GUEST_MODULES" ]; then

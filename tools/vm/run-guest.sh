@@ -45,6 +45,13 @@
 #                             another value). Default: N on the debug
 #                             kernel (see tools/vm/known-splats.conf),
 #                             else the kernel's own (Y, as on Debian)
+#   --root debian13           boot into the Debian 13 root
+#                             (tools/vm/debian-root.sh --for user) instead
+#                             of this host's root: a Debian 13 machine's
+#                             userland, apt, DKMS and installed kernels,
+#                             with the checkout at its own path (a kernel
+#                             of Debian 13's: stock-7.3); --deb then
+#                             builds the package test's headers from it
 #   --icount                  tie the guest clock to executed instructions
 #                             (QEMU -icount shift=0,sleep=off: 1 ns per
 #                             instruction, idle time skipped), so that
@@ -81,7 +88,7 @@ preboot=1
 trap 'rc=$?; [ "$rc" = 0 ] || [ -z "$preboot" ] || exit $NRP_PREBOOT_STATUS' EXIT
 
 kernel=stock out= timeout=900 mem=3072 smp=2 online= foreign= gpu_mem=2G qemu_extra=() append=
-icount=0 dkms=0 deb=0 multipath=
+icount=0 dkms=0 deb=0 multipath= root=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel)	kernel=$2; shift 2 ;;
@@ -98,6 +105,8 @@ while [ $# -gt 0 ]; do
 	--deb)		deb=1; shift ;;
 	--icount)	icount=1; shift ;;
 	--multipath)	multipath=$2; shift 2 ;;
+	--root)		root=$2; shift 2
+			[ "$root" = debian13 ] || nrp_die "--root: debian13, not '$root'" ;;
 	--)		shift; break ;;
 	-h|--help)	sed -n '3,/^set -euo/p' "$0" | sed 's/^# \{0,1\}//; /^set -euo/d'; exit 0 ;;
 	*)		nrp_die "unknown option $1 (see --help)" ;;
@@ -108,6 +117,14 @@ done
 job="$*"
 
 nrp_use_kernel "$kernel"
+# The guest's root: this host's, or the Debian 13 root with what a Debian
+# 13 user has installed (and the kernel of its own it boots)
+rootdir=/
+if [ -n "$root" ]; then
+	rootdir=$("$NRP_TOP/tools/vm/debian-root.sh" --for user path)
+	[ "$NRP_FLAVOUR" = stock ] && [ "$NRP_STOCK_ROOT" = "$rootdir" ] ||
+		nrp_die "--root debian13 boots a kernel of that root (stock-7.3), not '$kernel'"
+fi
 case $multipath in
 Y|N)	;;
 "")	[ "$NRP_FLAVOUR" != debug ] || multipath=N ;;
@@ -124,7 +141,8 @@ stock)
 	kimage=$NRP_STOCK_ROOT/boot/vmlinuz-$NRP_STOCK_KVER
 	kmods=$NRP_STOCK_ROOT/lib/modules/$NRP_STOCK_KVER
 	guest_mods=
-	[ -z "$NRP_STOCK_ROOT" ] || guest_mods=$kmods
+	# (booted into that root, the guest has them at their own place)
+	[ -z "$NRP_STOCK_ROOT" ] || [ -n "$root" ] || guest_mods=$kmods
 	[ -r "$kimage" ] || nrp_die "$kimage missing (apt-get install linux-image-$NRP_STOCK_KVER)"
 	;;
 demo|p2p|debug)
@@ -177,7 +195,7 @@ fi
 # made of changes); a failed build fails test_deb_*.sh, not the boot.
 deb_dir=
 if [ "$deb" = 1 ]; then
-	deb_dir=$("$NRP_TOP/tools/vm/build-deb.sh" 2>"$out/deb-build.log") ||
+	deb_dir=$("$NRP_TOP/tools/vm/build-deb.sh" ${root:+--root} 2>"$out/deb-build.log") ||
 		{ nrp_log "package build failed, see $out/deb-build.log"; deb_dir=failed; }
 fi
 cat >"$out/job.env" <<ENV
@@ -194,6 +212,7 @@ NRP_MULTIPATH='$multipath'
 NRP_SMP='$smp'
 NRP_ONLINE='$online'
 NRP_HOST_SLOW='${NRP_HOST_SLOW:-1}'
+NRP_TOP_SHARE='$([ -n "$root" ] && echo 1)'
 NRP_JOB='$(printf '%s' "$job" | sed "s/'/'\\\\''/g")'
 ENV
 
@@ -217,12 +236,15 @@ qemu=(qemu-system-x86_64 -accel "$accel" -cpu max -smp "$smp" -m "$mem"
 	-nographic -nic none -no-reboot
 	-kernel "$kimage" -initrd "$initrd"
 	-append "$cmdline"
-	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap
+	-virtfs "local,path=$rootdir,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
 	-virtfs "local,path=$out,mount_tag=job,security_model=none,multidevs=remap"
 	"${qemu_extra[@]}")
 # sleep=off: an idle guest's clock jumps to its next timer instead of
 # waiting for the host's, so guest time is instructions plus skipped idle.
 [ "$icount" = 0 ] || qemu+=(-icount shift=0,sleep=off)
+# another root has the checkout at its own path, as the host's has
+[ -z "$root" ] ||
+	qemu+=(-virtfs "local,path=$NRP_TOP,mount_tag=top,security_model=none,readonly=on,multidevs=remap")
 # A GPU's memory window stand-in: BAR2 of ivshmem, outside guest RAM.
 if [ "$gpu_mem" != 0 ]; then
 	qemu+=(-object "memory-backend-ram,id=gpumem,size=$gpu_mem"

@@ -181,6 +181,47 @@ deb_connect_io() { # MODULE fio|dd
 	nrp_must rmmod "$1"
 }
 
+# The package's nrp-check, as a user runs it after the install, with the
+# package's module (allow_soft_p2p=1: the fabric is soft RDMA) connected
+# over -t rdma and the GPU stand-in as the P2P memory provider. On a
+# kernel with P2PDMA: READY through the controller's namespace, and on a
+# Debian stock kernel (7.3 from trixie-backports) it says that no custom
+# kernel is needed. Without P2PDMA: NOT READY, and the fix names the
+# Debian kernel that has it (Debian 13's trixie-backports 7.x).
+deb_nrp_check() {
+	local out gpu=
+	for d in /sys/bus/pci/devices/*; do
+		[ "$(cat "$d/vendor" 2>/dev/null):$(cat "$d/device" 2>/dev/null)" = 0x1af4:0x1110 ] && gpu=$d
+	done
+	[ -n "$gpu" ] || nrp_fail "no QEMU ivshmem device to play the GPU (run-guest.sh --gpu-mem)"
+	nrp_must modprobe nvme-rdma-p2p allow_soft_p2p=1
+	if grep -q '^available' /sys/module/nvme_rdma_p2p/parameters/p2p; then
+		nrp_must insmod "$NRP_KO_DIR/nrp_gpu.ko" window_mb=16
+		nrp_cleanup_push "rmmod nrp_gpu"
+		NRP_TRANSPORT=rdma nrp_connect
+		deb_step "/usr/bin/nrp-check"
+		out=$(/usr/bin/nrp-check 2>&1) || nrp_fail "nrp-check: not ready: $out"
+		echo "$out" | tail -n 3
+		echo "$out" | grep -q "^READY: a P2P checkpoint can work through" ||
+			nrp_fail "nrp-check is not READY through $NRP_CTRL's namespace: $out"
+		if [[ $DEB_KREL =~ \+deb[0-9]+-amd64$ ]]; then
+			echo "$out" | grep -q "no custom kernel is needed" ||
+				nrp_fail "nrp-check on Debian's stock $DEB_KREL does not say that no custom kernel is needed: $out"
+		fi
+		nrp_must nvme disconnect -n "$NRP_SUBNQN" >/dev/null
+		nrp_wait_gone "$NRP_CTRL" 30 || nrp_fail "$NRP_CTRL is still there after the disconnect"
+		nrp_must rmmod nrp_gpu
+	else
+		deb_step "/usr/bin/nrp-check (no P2PDMA)"
+		out=$(/usr/bin/nrp-check 2>&1) && nrp_fail "nrp-check says ready on a kernel without P2PDMA: $out"
+		echo "$out" | grep -q "^NOT READY" || nrp_fail "nrp-check: $out"
+		echo "$out" | grep -q "fix: .*trixie-backports" ||
+			nrp_fail "nrp-check's fix does not name Debian 13's trixie-backports kernel: $out"
+		echo "$out" | grep "fix: .*trixie-backports" | head -n1
+	fi
+	nrp_must rmmod nvme_rdma_p2p
+}
+
 # The admin's switch of README.Debian: the drop-in's install line on.
 deb_enable_dropin() {
 	grep -q '^#install nvme_rdma ' "$DEB_CONF" || nrp_fail "$DEB_CONF has no commented install line: $(cat "$DEB_CONF")"

@@ -7,7 +7,9 @@
 # loads exactly that file, of the package's version. The modprobe.d
 # drop-in ships off: "nvme connect -t rdma" is still served by the in-tree
 # nvme_rdma until the admin enables it as README.Debian says, then by
-# this module, with verified I/O. Installing the other series' headers
+# this module, with verified I/O; the package's nrp-check says READY on a
+# kernel with P2PDMA (and that a Debian stock one needs no custom kernel),
+# else names the Debian kernel that has it. Installing the other series' headers
 # afterwards (dpkg -i, as an upgrade brings a new kernel) has DKMS's hook
 # build it for that kernel too. "apt purge" leaves nothing: dkms status
 # empty, no file of the package under /lib/modules, /usr/src,
@@ -54,6 +56,8 @@ deb_enable_dropin
 deb_step "connect -t rdma, drop-in enabled"
 deb_connect_io $NRP_MOD fio
 nrp_mod_loaded nvme_rdma && nrp_fail "the in-tree nvme_rdma came up despite the enabled drop-in"
+# --- nrp-check, the package's command: ready where the kernel has P2PDMA
+deb_nrp_check
 
 # --- the other series' headers: DKMS's hook builds for that kernel -------
 deb_step "dpkg -i $(basename "$DEB_OTHER_DEB")"

@@ -31,7 +31,12 @@
 big=1024 big_ext4=256 min_extents=2
 [ "${NRP_TIER:-}" = check ] && big=256
 case $(uname -r) in *-nrp-debug*) big=64 big_ext4=64 min_extents=1 ;; esac
-nrp_p2p_user_setup $((big + 192))
+# room for the largest file and the filesystem's own, and never below
+# mkfs.xfs's smallest filesystem (300 MB): the debug kernel's 64 MiB file
+# needs the disk that minimum sets
+disk=$((big + 192))
+[ "$disk" -ge 320 ] || disk=320
+nrp_p2p_user_setup "$disk"
 [ "$NRP_P2PMEM_AVAIL" -ge $((big << 20)) ] ||
 	nrp_fail "only $NRP_P2PMEM_AVAIL bytes of p2pmem available, $big MiB needed (run-guest.sh --gpu-mem 2G)"
 mnt=/mnt/nrp-user
