@@ -3,11 +3,13 @@
 # Install what building and testing nvme-rdma-p2p needs on Debian 12, and
 # build (or reuse) the cached P2PDMA guest kernel. Safe to run again.
 #
-#   tools/setup.sh [--no-kernel] [--with-debug-kernel] [--series SERIES]
-#                  [--for build|guest|root] [--list]
+#   tools/setup.sh [--no-kernel] [--no-root] [--with-debug-kernel]
+#                  [--series SERIES] [--for build|guest|root] [--list]
 #
 # --no-kernel installs the packages only (make check times each guest
-# kernel build as a part of its own). --series installs the kernels of
+# kernel build as a part of its own); --no-root leaves the Debian 13 root
+# of the series this machine's Debian lacks to the caller (make check
+# makes it beside the kernel builds). --series installs the kernels of
 # that series only (make demo: 6.1), not of every supported one.
 # --for installs a part of the set (with --no-kernel implied): "build",
 # what building a guest kernel needs (the compiler, kbuild's tools and
@@ -32,11 +34,12 @@ set -euo pipefail
 start=$SECONDS
 build=(p2p)
 part=all
-list=
+list= no_root=
 all_series=$("$NRP_TOP/scripts/kernel-series.sh" list)
 while [ $# -gt 0 ]; do
 	case $1 in
 	--no-kernel)		build=(); shift ;;
+	--no-root)		no_root=1; shift ;;
 	--for)			part=$2; build=(); shift 2
 				case $part in build | guest | root) ;;
 				*) nrp_die "--for: build, guest or root, not '$part'" ;;
@@ -155,6 +158,8 @@ for series in $all_series; do
 	if "$NRP_TOP/scripts/kernel-series.sh" native "$series"; then
 		stock+=" $("$NRP_TOP/scripts/kernel-series.sh" installed "$series")" ||
 			nrp_die "no stock kernel of Linux $series after the set-up"
+	elif [ -n "$no_root" ]; then
+		stock+=" (Linux $series: the Debian 13 root, made later)"
 	else
 		# Debian 13's kernel (7.x from trixie-backports): its headers,
 		# image and source in the Debian 13 root, kept as current as

@@ -581,8 +581,10 @@ export NRP_HOST_SLOW=$(((ratio + 99) / 100))
 guest_timeout=$((guest_timeout * ratio / 100))
 nrp_log "machine speed: ${ratio}% of the fastest seen's time (limits x$NRP_HOST_SLOW, boots end after $(nrp_dur "$guest_timeout"))"
 
+# The packages first; the Debian 13 root after the kernel builds started
+# (below), beside them: the builds are the cold run's longest path.
 [ -z "$do_setup" ] ||
-	timed set-up "$NRP_TOP/tools/setup.sh" --no-kernel || nrp_die "setup failed"
+	timed set-up "$NRP_TOP/tools/setup.sh" --no-kernel --no-root || nrp_die "setup failed"
 
 # Guest kernels not cached yet build in the background, one after the
 # other, while the host tests and the stock guest run. A part that needs a
@@ -616,8 +618,23 @@ if [ ${#bg_kernels[@]} -gt 0 ]; then
 	kernel_builds &
 	builder=$!
 fi
+# The Debian 13 root (tools/vm/debian-root.sh: Debian 13's kernels, its
+# userland for the Debian 13 guest), when a series needs it: made once in
+# the background; whoever needs it first (a host test of that series, its
+# guest) waits for it on the root's lock.
+rooter=
+if [ -n "$do_setup" ]; then
+	for s in $("$NRP_TOP/scripts/kernel-series.sh" list); do
+		"$NRP_TOP/scripts/kernel-series.sh" native "$s" && continue
+		( t0=$SECONDS
+		  "$NRP_TOP/tools/vm/debian-root.sh" --for user path >"$out/root.log" 2>&1
+		  echo "$? $((SECONDS - t0))" >"$out/root.done" ) &
+		rooter=$!
+		break
+	done
+fi
 lane_b=
-trap '[ -z "$builder" ] || kill "$builder" 2>/dev/null; [ -z "$lane_b" ] || kill "$lane_b" 2>/dev/null' EXIT
+trap '[ -z "$builder" ] || kill "$builder" 2>/dev/null; [ -z "$lane_b" ] || kill "$lane_b" 2>/dev/null; [ -z "$rooter" ] || kill "$rooter" 2>/dev/null' EXIT
 building() { in_list "$1" "${bg_kernels[@]}" && [ ! -e "$out/kernel-$1.done" ]; }
 # Wait for the background build of kernel $1; false if it failed. The
 # wait is a part of its own, unless $2 is "quiet" (a wait beside a part,
@@ -1528,6 +1545,13 @@ fi
 RPART=suite
 
 # the background builds, as parts of their own (they overlapped others)
+if [ -n "$rooter" ]; then
+	wait "$rooter"
+	rooter=
+	read -r st secs <"$out/root.done" 2>/dev/null || st=
+	[ "$st" = 0 ] || { result fail "suite/debian13-root" "see $out/root.log"; tail -n 10 "$out/root.log"; }
+	part_add "Debian 13 root (bg)" "${secs:-0}"
+fi
 for k in "${bg_kernels[@]}"; do
 	[ -e "$out/kernel-$k.done" ] || continue
 	read -r _ secs <"$out/kernel-$k.done"
