@@ -43,7 +43,7 @@ runtime=${NRP_BENCH_RUNTIME:-6}
 ios=${NRP_BENCH_IOS-}
 [ "${NRP_BENCH_CLOCK:-wall}" != icount ] || ios=${NRP_BENCH_IOS-4000}
 ckpt_mib=${NRP_BENCH_CKPT_MIB:-1024}
-profiles=${NRP_BENCH_PROFILES:-rr4k_qd1 rr4k_qd32x2 rw4k_qd32 sw128k_qd16 sw1m_qd16 xfs_ckpt}
+profiles=${NRP_BENCH_PROFILES:-rr4k_qd1 rr4k_qd16 rr4k_qd32x2 rw4k_qd32 sw128k_qd16 sw1m_qd16 xfs_ckpt}
 transports=${NRP_BENCH_TRANSPORTS:-rdma rdma_p2p tcp}
 backends=${NRP_BENCH_BACKENDS:-null}
 ckpt_modes=${NRP_BENCH_CKPT_MODES-p2p bounce-intree}
@@ -207,6 +207,7 @@ done
 fio_args() {
 	case $1 in
 	rr4k_qd1)	echo "--rw=randread --bs=4k --iodepth=1 --numjobs=1" ;;
+	rr4k_qd16)	echo "--rw=randread --bs=4k --iodepth=16 --numjobs=1" ;;
 	rr4k_qd32x2)	echo "--rw=randread --bs=4k --iodepth=32 --numjobs=2" ;;
 	rw4k_qd32)	echo "--rw=randwrite --bs=4k --iodepth=32 --numjobs=1" ;;
 	sw128k_qd16)	echo "--rw=write --bs=128k --iodepth=16 --numjobs=1" ;;

@@ -34,6 +34,8 @@ PROFILES = {
                  [("lat_p50_us", "p50 latency", "µs", "lower"),
                   ("lat_p99_us", "p99 latency", "µs", "lower"),
                   ("iops", "IOPS", "IOPS", "higher"), CPU]),
+    "rr4k_qd16": ("4 KiB random read, QD16",
+                  [("iops", "IOPS", "IOPS", "higher"), CPU]),
     "rr4k_qd32x2": ("4 KiB random read, QD32 x 2 jobs",
                     [("iops", "IOPS", "IOPS", "higher"), CPU]),
     "rw4k_qd32": ("4 KiB random write, QD32",

@@ -27,7 +27,9 @@
 #   NRP_BENCH_SMP           guest CPUs (icount: 1, wall: 2)
 #   NRP_BENCH_ATTR_PROFILES, NRP_BENCH_ATTR_IOS  the function-profiler
 #                           attribution, see tools/bench/guest.sh
-#   NRP_BENCH_KERNEL=p2p    guest kernel (stock has no P2PDMA: no P2P part)
+#   NRP_BENCH_KERNEL=p2p    guest kernel (stock has no P2PDMA: no P2P part;
+#                           stock-7.3, Debian 13's, has: upstream's own
+#                           nvme_rdma of 7.3 against ours, nothing built)
 #   NRP_BENCH_MEM           guest memory in MiB (default: enough for the
 #                           RAM namespace, 2048 + 1.25 x checkpoint)
 #   NRP_BENCH_TIMEOUT=5400  seconds before the guest is killed
@@ -64,7 +66,10 @@ while [ "$gpu_mib" -lt $((2 * ckpt_mib)) ]; do gpu_mib=$((gpu_mib * 2)); done
 # P2PDMA kernel to build; the stock kernel needs no build at all),
 # python3 for the reducer, gnuplot for the chart.
 "$NRP_TOP/tools/setup.sh" --no-kernel
-[ "$kernel" = stock ] || "$NRP_TOP/tools/vm/build-kernel.sh" "$kernel" >/dev/null
+case $kernel in
+stock | stock-*) ;;
+*) "$NRP_TOP/tools/vm/build-kernel.sh" "$kernel" >/dev/null ;;
+esac
 command -v python3 >/dev/null || nrp_die "python3 is missing (apt-get install python3)"
 if ! command -v gnuplot >/dev/null; then
 	sudo=
