@@ -340,14 +340,14 @@ r.expect(PAIR, "fail", fix="bind it to its kernel driver", kernel_decision="refu
 
 
 # two host bridges: an entry that needs one host bridge, a root-port entry
-def two_bridges(name, dev_a, dev_b, first="00.0", pcie=None, release="6.1.0-99-amd64"):
+def two_bridges(name, dev_a, dev_b, first="00.0", pcie=None, release="6.1.0-99-amd64", vendor=0x8086):
     h = Host(name, release=release)
     for hb, dev in (("pci0000:00", dev_a), ("pci0000:80", dev_b)):
         os.system("rm -rf %s/sys/devices/%s" % (h.r, hb))
         for b in os.listdir(h.r + "/sys/bus/pci/devices"):
             if b.startswith(hb[3:] + ":"):
                 os.remove(h.r + "/sys/bus/pci/devices/" + b)
-        h.hb(hb, 0x8086, dev, first=first, pcie_type=pcie)
+        h.hb(hb, vendor, dev, first=first, pcie_type=pcie)
     rp_a = h.dev("/sys/devices/pci0000:00/0000:00:03.0", 0x8086, 0x1111, 0x060400, config(4, 0))
     rp_b = h.dev("/sys/devices/pci0000:80/0000:80:03.0", 0x8086, 0x1111, 0x060400, config(4, 0))
     gpu = h.dev(rp_a + "/0000:17:00.0", 0x10DE, 0x20B0, 0x030200, config(0), "nvidia")
@@ -376,8 +376,18 @@ r.expect(P2, "fail", decision="refused")
 r = two_bridges("hb-series", 0x1234, 0x1234, release="6.6.0-1-amd64").run(want_rc=1)
 r.result("cannot confirm")
 r.expect(P2, "unknown", decision="unknown")
-if "nrp-check knows the lists of 6.1 and 6.12" not in r.fact(P2)["data"]["why"]:
+if "nrp-check knows the lists of 6.1 and 6.12 and 7.3" not in r.fact(P2)["data"]["why"]:
     die("hb-series: " + r.fact(P2)["data"]["why"])
+# 7.3's list: any Google device, Intel's QAT 4xxx; the 6.x list still
+# holds there, and a 7.3-only entry is no entry on 6.12
+for name, ids, rel, rc, verdict in (
+        ("hb-73-google", (0x1AE0, 0x0042), "7.3.4+deb13-amd64", 0, "ok"),
+        ("hb-73-qat", (0x8086, 0x4940), "7.3.4+deb13-amd64", 0, "ok"),
+        ("hb-73-skx", (0x8086, 0x2030), "7.3.4+deb13-amd64", 0, "ok"),
+        ("hb-73-i440fx", (0x8086, 0x1237), "7.3.4+deb13-amd64", 1, "fail"),
+        ("hb-612-qat", (0x8086, 0x4940), "6.12.118+deb13-amd64", 1, "fail")):
+    r = two_bridges(name, ids[1], ids[1], release=rel, vendor=ids[0]).run(want_rc=rc)
+    r.expect(P2, verdict, decision="host_bridge" if verdict == "ok" else "refused")
 
 # --- Debian 13's stock 7.3 (trixie-backports), which has P2PDMA: ready,
 # and it says that no custom kernel is needed; a kernel of ours is not

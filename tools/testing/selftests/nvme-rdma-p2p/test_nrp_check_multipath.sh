@@ -108,10 +108,18 @@ ready_through_head() {
 	echo "head $disk: nrp-check ready through it, the P2P submitter takes it"
 }
 
-nrp_gpu_setup
-nrp_rdma_setup "${NRP_RDMA_TYPE:-rxe}"
-nrp_backing_dev ram 64
-nrp_nvmet_setup "$NRP_DEV"
+# The GPU stand-in, soft RDMA and the target. From 7.x nvmet holds
+# nvme_core (lsmod: "nvme_core ... nvmet"), so nvme_core's multipath
+# cannot change under a live target: each half of the test gets a
+# fixture of its own, on an nvme_core loaded with its multipath first.
+fixture() {
+	nrp_nvme_core_multipath "$1"
+	nrp_gpu_setup
+	nrp_rdma_setup "${NRP_RDMA_TYPE:-rxe}"
+	nrp_backing_dev ram 64
+	nrp_nvmet_setup "$NRP_DEV"
+}
+fixture Y
 
 # --- multipath=Y: the head, with our controller alone
 setup Y
@@ -160,7 +168,11 @@ nrp_disconnect_all
 nrp_wait_gone "$NRP_CTRL" 30 || nrp_fail "$NRP_CTRL stays after disconnect"
 nrp_must modprobe -r nvme_rdma "$NRP_MOD"
 
-# --- multipath=N: the controller's own disk
+# --- multipath=N: the controller's own disk, on a fresh fixture
+_nrp_run_cleanups
+nrp_mod_unload_tree nvme_core
+nrp_mod_loaded nvme_core && nrp_fail "nvme_core stays loaded after the first half's teardown: $(lsmod | grep -E '^nvme' | tr -s ' ' | tr '\n' ';')"
+fixture N
 setup N
 [ "$disk" = "$path" ] || nrp_fail "multipath=N, but $NRP_CTRL's disk $disk is not its own ($path)"
 nrp_check
