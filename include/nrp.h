@@ -473,5 +473,6 @@ void nrp_stats_unregister(struct nrp_ctrl *ctrl);
 struct dentry *nrp_stats_init(void);
 void nrp_stats_exit(void);
 void nrp_fault_free_delay(void);
+void nrp_fault_file(const char *name, struct dentry *dir, atomic_t *f);
 
 #endif /* NRP_H */

@@ -910,7 +910,7 @@ rxe_on_stock=("${siw_all[@]}" batch_map_fail post_fail_mr bogus_invalidation
 	exit_during_free reconnect_quiesced mdts_shrink device_removal
 	log_wording transport_name pi_namespace fuzz_options nrp_stat
 	hostile_target dkms_load queue_shrink teardown_reaper delete_at_connect delete_during_reset many_ctrls
-	failover_queued heads_during_free deb_install deb_upgrade)
+	failover_queued heads_during_free deb_install deb_upgrade mpath_untracked_unload)
 # Full tier only: dkms_load spends 4 to 9 minutes of a TCG guest in bash
 # (dkms install and remove); the check tier covers DKMS on the host
 # (host/dkms: add, build, install, remove for both series).

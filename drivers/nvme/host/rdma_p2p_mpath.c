@@ -54,6 +54,12 @@ static LIST_HEAD(nrp_mpath_ctrls);
  * registered, a record could not be allocated): then no head is marked.
  */
 static bool nrp_mpath_blind;
+/*
+ * The class interface is registered, and module exit must unregister it:
+ * not the same as !nrp_mpath_blind, which a failed record allocation also
+ * clears while the interface stays registered.
+ */
+static bool nrp_mpath_registered;
 /* rounds of the poll for controllers whose subsystem is unknown */
 static unsigned int nrp_unknown_polls;
 /*
@@ -63,6 +69,14 @@ static unsigned int nrp_unknown_polls;
  */
 static struct delayed_work nrp_mpath_work;
 static struct workqueue_struct *nrp_mpath_wq;
+/* debugfs fault_track_nomem: record allocations still to fail */
+static atomic_t nrp_fault_track_count;
+
+static bool nrp_fault_track_nomem(void)
+{
+	return !nrp_faults_off() &&
+	       atomic_add_unless(&nrp_fault_track_count, -1, 0);
+}
 
 /* What subsystem @ctrl belongs to; NULL while that is unknown. */
 static const char *nrp_ctrl_subnqn(struct nvme_ctrl *ctrl)
@@ -309,7 +323,7 @@ static int nrp_nvme_dev_add(NRP_CLASS_INTF_PARAMS)
 	nqn = nrp_ctrl_subnqn(nctrl);
 	if (nrp_is_discovery(nqn))
 		return 0;
-	f = kzalloc_obj(*f, GFP_KERNEL);
+	f = nrp_fault_track_nomem() ? NULL : kzalloc_obj(*f, GFP_KERNEL);
 	mutex_lock(&nrp_mpath_lock);
 	if (f) {
 		f->ctrl = nctrl;
@@ -366,15 +380,20 @@ void nrp_mpath_ctrl_add(struct nrp_ctrl *ctrl)
 	if (reg)
 		nrp_nvme_intf.class = ctrl->ctrl.device->class;
 	mutex_unlock(&nrp_mpath_lock);
+	if (!reg)
+		return;
 	/* (outside our lock: add_dev takes it under the class's mutex) */
-	if (reg && class_interface_register(&nrp_nvme_intf)) {
+	if (class_interface_register(&nrp_nvme_intf)) {
 		/* never seeing other controllers, P2P on heads is never safe */
 		pr_err("cannot watch the nvme class: no PCI P2PDMA on multipath heads\n");
 		mutex_lock(&nrp_mpath_lock);
 		nrp_mpath_blind = true;
 		mutex_unlock(&nrp_mpath_lock);
 		/* registered or not, the interface is never registered again */
+		return;
 	}
+	/* only module exit reads it, after every controller of ours is gone */
+	nrp_mpath_registered = true;
 }
 
 /*
@@ -492,9 +511,12 @@ int nrp_mpath_init(struct dentry *debugfs_root)
 	if (!nrp_mpath_wq)
 		return -ENOMEM;
 	INIT_DELAYED_WORK(&nrp_mpath_work, nrp_mpath_work_fn);
-	if (debugfs_root)
+	if (debugfs_root) {
 		debugfs_create_file("heads", 0444, debugfs_root, NULL,
 				    &nrp_heads_fops);
+		nrp_fault_file("fault_track_nomem", debugfs_root,
+			       &nrp_fault_track_count);
+	}
 	return 0;
 }
 
@@ -503,7 +525,11 @@ void nrp_mpath_exit(void)
 {
 	struct nrp_foreign *f, *tmp;
 
-	if (nrp_nvme_intf.class && !nrp_mpath_blind)
+	/*
+	 * Whether or not it went blind since: a registered interface left
+	 * behind would call freed module text for the next nvme device.
+	 */
+	if (nrp_mpath_registered)
 		class_interface_unregister(&nrp_nvme_intf);
 	cancel_delayed_work_sync(&nrp_mpath_work);
 	destroy_workqueue(nrp_mpath_wq);

@@ -15,7 +15,9 @@
  * The fault_* files inject faults for the tests, see enum nrp_fault;
  * fault_mdts_kb limits the next associations as a smaller MDTS would,
  * fault_queue_size as a target granting a smaller queue (MQES) would, and
- * the module-wide fault_free_delay_ms makes freeing a controller slow.
+ * the module-wide fault_free_delay_ms makes freeing a controller slow, and
+ * fault_track_nomem fails the next allocations of the record that tracks
+ * a controller of another transport (rdma_p2p_mpath.c).
  *
  * Whether this kernel can do P2PDMA at all is shown read-only in
  * /sys/module/<module>/parameters/p2p.
@@ -216,6 +218,12 @@ static int nrp_fault_set(void *data, u64 val)
 }
 DEFINE_DEBUGFS_ATTRIBUTE(nrp_fault_fops, nrp_fault_get, nrp_fault_set,
 			 "%llu\n");
+
+/* A module-wide fault file @name in @dir: the count of @f still to inject. */
+void nrp_fault_file(const char *name, struct dentry *dir, atomic_t *f)
+{
+	debugfs_create_file_unsafe(name, 0644, dir, f, &nrp_fault_fops);
+}
 
 /*
  * Called where a controller's memory is about to be freed: a slow free
