@@ -36,6 +36,14 @@
 
 #ifdef NRP_HAVE_IS_PCI_P2PDMA_PAGE
 #define nrp_is_p2p_page(page)	is_pci_p2pdma_page(page)
+#elif IS_ENABLED(CONFIG_PCI_P2PDMA)
+/*
+ * Not a kernel without P2P pages, but a probe that missed (a later kernel
+ * moved the function): built on, the module would map every P2P page as
+ * host memory and refuse no P2P failover. scripts/compat-probe.sh stops
+ * first; this catches a stale or hand-made nrp_probed.h.
+ */
+#error "nvme-rdma-p2p: CONFIG_PCI_P2PDMA=y, but no is_pci_p2pdma_page() was probed"
 #else
 static inline bool nrp_is_p2p_page(struct page *page)
 {

@@ -164,6 +164,16 @@ probe INIT_REQUEST_NUMA_INT \
 	$(hdr linux/blk-mq.h)
 echo "#endif" >>"$tmp"
 
+# A P2PDMA kernel must have the test for P2P pages: without it every P2P
+# page would be mapped as host memory and no P2P failover refused. Stop
+# here with both facts (nrp_compat.h refuses it too, with #error).
+auto=$kdir/include/config/auto.conf
+if [ -r "$auto" ] && grep -qx 'CONFIG_PCI_P2PDMA=y' "$auto" &&
+	! grep -q '^#define NRP_HAVE_IS_PCI_P2PDMA_PAGE ' "$tmp"; then
+	echo "nvme-rdma-p2p: $auto has CONFIG_PCI_P2PDMA=y, but no is_pci_p2pdma_page() was found in $(hdr linux/memremap.h | paste -sd' ')" >&2
+	exit 1
+fi
+
 if ! cmp -s "$tmp" "$out" 2>/dev/null; then
 	mkdir -p "$(dirname "$out")"
 	cp "$tmp" "$out"

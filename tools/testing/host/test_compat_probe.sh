@@ -8,7 +8,9 @@
 # contradicts it (nvme_add_ctrl's prototype removed) stops the probe with
 # both facts, as does a KDIR without Module.symvers. Before this, a
 # reformatted nvme_add_ctrl() prototype made the module build with
-# nrp_add_ctrl() a no-op: controllers that never appear.
+# nrp_add_ctrl() a no-op: controllers that never appear. A P2PDMA kernel
+# whose is_pci_p2pdma_page() the probe misses is refused, by the probe and
+# by nrp_compat.h.
 # Then the same against Debian 13's 7.3, in the Debian 13 root, where a
 # get_virt_boundary op the probe cannot read must stop the build: a module
 # that leaves the op unset oopses at its first connect.
@@ -54,6 +56,44 @@ out=$("$TOP/scripts/compat-probe.sh" "$work/kdir" "$work/orig" "$work/nosym.h" 2
 	fail "a KDIR without Module.symvers was accepted"
 echo "$out" | grep -q "Module.symvers missing" || fail "unclear refusal: $out"
 echo "no Module.symvers: $out"
+
+# A P2PDMA kernel (CONFIG_PCI_P2PDMA=y) whose is_pci_p2pdma_page() the
+# probe does not find (a later kernel moved or renamed it): a module built
+# so would take every P2P page for host memory and never refuse a P2P
+# failover (issue 44, finding 7). The probe stops with both facts. The
+# fake KDIR is the stock one, symlinked, with P2PDMA on in auto.conf and
+# the function gone from the common part's memremap.h.
+common=$(sed -n 's|^include \(.*\)/Makefile$|\1|p' "$kdir/Makefile")
+[ -d "$common/include" ] || fail "no common headers for $kdir"
+mkdir -p "$work/p2pk" "$work/p2pcommon"
+cp -as "$kdir/." "$work/p2pk/"
+cp -as "$common/include" "$work/p2pcommon/include"
+# (the copies are symlinks into the installed headers: replace, never write)
+rm "$work/p2pk/Makefile" "$work/p2pk/include/config/auto.conf"
+printf 'include %s/Makefile\n' "$work/p2pcommon" >"$work/p2pk/Makefile"
+{ grep -v '^CONFIG_PCI_P2PDMA=' "$kdir/include/config/auto.conf"; echo CONFIG_PCI_P2PDMA=y; } \
+	>"$work/p2pk/include/config/auto.conf"
+m=$work/p2pcommon/include/linux/memremap.h
+sed '/is_pci_p2pdma_page/,/^}/d' "$(readlink -f "$m")" >"$m.new" && rm "$m" && mv "$m.new" "$m"
+grep -q is_pci_p2pdma_page "$m" && fail "is_pci_p2pdma_page still in the fake memremap.h"
+out=$("$TOP/scripts/compat-probe.sh" "$work/p2pk" "$work/orig" "$work/p2p.h" 2>&1) &&
+	fail "a P2PDMA kernel without is_pci_p2pdma_page() was probed as usable: $(grep IS_PCI_P2PDMA_PAGE "$work/p2p.h")"
+echo "$out" | grep -q "CONFIG_PCI_P2PDMA=y.*is_pci_p2pdma_page" || fail "unclear refusal: $out"
+echo "P2PDMA kernel without is_pci_p2pdma_page(): $out"
+
+# The header refuses it too, should a stale nrp_probed.h say so: the
+# module's P2P file compiled with P2PDMA on and the probe line removed
+# stops at nrp_compat.h's #error.
+t=$(scratch_tree)
+trap 'rm -rf "$work" "$t"' EXIT
+mkdir -p "$work/gen"
+cp -a "$work/orig" "$work/gen/priv"
+grep -v IS_PCI_P2PDMA_PAGE "$work/orig.h" >"$work/gen/nrp_probed.h"
+out=$(make -C "$kdir" M="$t" NVME_RDMA_P2P_GEN="$work/gen" KCFLAGS=-DCONFIG_PCI_P2PDMA=1 \
+	drivers/nvme/host/rdma_p2p_map.o 2>&1) &&
+	fail "rdma_p2p_map.c compiled for a P2PDMA kernel without is_pci_p2pdma_page()"
+echo "$out" | grep -q "error: #error .*is_pci_p2pdma_page" || fail "no #error from nrp_compat.h: $out"
+echo "stale probe on a P2PDMA kernel: $(echo "$out" | grep -m1 'error: #error' | sed 's/.*error: //')"
 
 if [ "$series" = 6.12 ]; then
 	grep -q 'NRP_HAVE_CTRL_OPS_GET_VIRT_BOUNDARY 1' "$work/orig.h" &&
