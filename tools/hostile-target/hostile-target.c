@@ -4,6 +4,7 @@
  * on purpose, to prove that the host transport survives hostile peers.
  *
  *   hostile-target -a ADDR [-p PORT] -m MODE [-n TIMES] [-d MS]
+ *   hostile-target -a ADDR [-p PORT] -m alias -S SUBNQN -u UUID [-g NGUID] [-s MIB]
  *
  * It listens on ADDR:PORT (rdma_cm), accepts the host's connect (NVMe/RDMA
  * private data in both directions), receives command capsules by RECV and
@@ -18,6 +19,9 @@
  * host that recovers can reconnect. "ready" on stdout means listening;
  * every act of misbehaviour is printed as "misbehave: ...". SIGTERM or
  * SIGINT end it; the exit status is 0 unless something of ours failed.
+ *
+ * -m alias is no RDMA mode: an NVMe/TCP I/O controller that names another
+ * subsystem than the one connected to (alias-tcp.c).
  */
 #include <endian.h>
 #include <errno.h>
@@ -37,6 +41,8 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include "hostile-target.h"
+
 enum mode {
 	M_GOOD,			/* behave: the baseline */
 	M_UNKNOWN_CID,		/* once live: a completion for a cid never sent */
@@ -55,6 +61,7 @@ enum mode {
 	M_FLOOD,		/* once live: a flood of unsolicited completions */
 	M_FAKE_AEN,		/* once live: an async event nobody asked for */
 	M_AEN_STORM,		/* answer AEN_STORM_COUNT AERs at once, no pause */
+	M_ALIAS,		/* NVMe/TCP: Identify names another subsystem */
 	M_COUNT
 };
 
@@ -76,6 +83,7 @@ static const char *const mode_names[M_COUNT] = {
 	[M_FLOOD]		= "flood",
 	[M_FAKE_AEN]		= "fake-aen",
 	[M_AEN_STORM]		= "aen-storm",
+	[M_ALIAS]		= "alias",
 };
 
 #define RQ_DEPTH	128		/* our receive queue: crqsize */
@@ -145,7 +153,7 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void say(const char *fmt, ...)
+void say(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -157,34 +165,34 @@ static void say(const char *fmt, ...)
 }
 
 /* NVMe and its fabrics are little endian, whatever the CPU */
-static uint16_t get16(const uint8_t *p)
+uint16_t get16(const uint8_t *p)
 {
 	return p[0] | p[1] << 8;
 }
 
-static uint32_t get32(const uint8_t *p)
+uint32_t get32(const uint8_t *p)
 {
 	return get16(p) | (uint32_t)get16(p + 2) << 16;
 }
 
-static uint64_t get64(const uint8_t *p)
+uint64_t get64(const uint8_t *p)
 {
 	return get32(p) | (uint64_t)get32(p + 4) << 32;
 }
 
-static void put16(uint8_t *p, uint16_t v)
+void put16(uint8_t *p, uint16_t v)
 {
 	p[0] = v;
 	p[1] = v >> 8;
 }
 
-static void put32(uint8_t *p, uint32_t v)
+void put32(uint8_t *p, uint32_t v)
 {
 	put16(p, v);
 	put16(p + 2, v >> 16);
 }
 
-static void put64(uint8_t *p, uint64_t v)
+void put64(uint8_t *p, uint64_t v)
 {
 	put32(p, v);
 	put32(p + 4, v >> 32);
@@ -767,7 +775,8 @@ static void help(void)
 	int i;
 
 	fprintf(stderr,
-		"usage: hostile-target -a ADDR [-p PORT] -m MODE [-n TIMES] [-d MS]\nmodes:");
+		"usage: hostile-target -a ADDR [-p PORT] -m MODE [-n TIMES] [-d MS]\n"
+		"       hostile-target -a ADDR [-p PORT] -m alias -S SUBNQN -u UUID [-g NGUID] [-s MIB]\nmodes:");
 	for (i = 0; i < M_COUNT; i++)
 		fprintf(stderr, " %s", mode_names[i]);
 	fprintf(stderr, "\n");
@@ -777,6 +786,8 @@ static void help(void)
 int main(int argc, char **argv)
 {
 	const char *addr = NULL, *port = "4420", *mname = "good";
+	const char *subnqn = NULL, *uuid = NULL, *nguid = NULL;
+	int mib = 64;
 	struct rdma_event_channel *ch;
 	struct rdma_cm_id *listen_id;
 	struct addrinfo hints = { .ai_flags = AI_NUMERICHOST | AI_PASSIVE }, *ai;
@@ -784,7 +795,7 @@ int main(int argc, char **argv)
 	struct conn *c, *n;
 	int opt, i;
 
-	while ((opt = getopt(argc, argv, "a:p:m:n:d:")) != -1) {
+	while ((opt = getopt(argc, argv, "a:p:m:n:d:S:u:g:s:")) != -1) {
 		switch (opt) {
 		case 'a':
 			addr = optarg;
@@ -800,6 +811,18 @@ int main(int argc, char **argv)
 			break;
 		case 'd':
 			act_delay_ms = atoi(optarg);
+			break;
+		case 'S':
+			subnqn = optarg;
+			break;
+		case 'u':
+			uuid = optarg;
+			break;
+		case 'g':
+			nguid = optarg;
+			break;
+		case 's':
+			mib = atoi(optarg);
 			break;
 		default:
 			help();
@@ -817,6 +840,8 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (mode == M_ALIAS)
+		return alias_main(addr, port, subnqn, uuid, nguid, mib);
 
 	if (getaddrinfo(addr, port, &hints, &ai)) {
 		fprintf(stderr, "bad address %s port %s\n", addr, port);
