@@ -14,9 +14,10 @@
  * on a device without P2P) is seen before any path of it can take I/O: a
  * class interface on the nvme class reports each controller as the core
  * adds its device, before it connects, identifies and scans namespaces;
- * ours decide in their set-up, before going live. A fabrics controller
- * names its subsystem from the start (the connect options); one that does
- * not (PCIe) withdraws P2P from every head until its identity is known.
+ * ours decide in their set-up, before going live. A controller of
+ * another transport withdraws P2P from every head until the core knows
+ * its subsystem from Identify (the NQN a fabrics controller connected to
+ * is no evidence of it), then from that subsystem's heads.
  *
  * Withdrawing P2P from a head also fails (BLK_STS_TARGET, -EREMOTEIO to
  * the submitter) what P2P I/O already waits in the head for a path, and
@@ -78,21 +79,27 @@ static bool nrp_fault_track_nomem(void)
 	       atomic_add_unless(&nrp_fault_track_count, -1, 0);
 }
 
-/* What subsystem @ctrl belongs to; NULL while that is unknown. */
+/*
+ * The subsystem @ctrl belongs to, as the core has it from Identify; NULL
+ * until then. Not the NQN a fabrics controller connected to: the core
+ * groups paths by Identify's SUBNQN, and neither the fabrics code nor the
+ * target has to make the two agree.
+ */
 static const char *nrp_ctrl_subnqn(struct nvme_ctrl *ctrl)
 {
 	struct nvme_subsystem *subsys = READ_ONCE(ctrl->subsys);
 
-	if (subsys)
-		return subsys->subnqn;
-	if ((ctrl->ops->flags & NVME_F_FABRICS) && ctrl->opts)
-		return ctrl->opts->subsysnqn;
-	return NULL;
+	return subsys ? subsys->subnqn : NULL;
 }
 
-static bool nrp_is_discovery(const char *nqn)
+/*
+ * A controller connected as a discovery controller: the fabrics options
+ * take its I/O queues away, so it is never a path, whatever it reports.
+ */
+static bool nrp_ctrl_is_discovery(struct nvme_ctrl *ctrl)
 {
-	return nqn && !strcmp(nqn, NVME_DISC_SUBSYS_NAME);
+	return (ctrl->ops->flags & NVME_F_FABRICS) && ctrl->opts &&
+	       ctrl->opts->discovery_nqn;
 }
 
 /* Whether heads of subsystem @subnqn may take P2P pages. */
@@ -215,7 +222,7 @@ static void nrp_mpath_apply(struct nrp_ctrl *ctrl)
 	const char *nqn = nrp_ctrl_subnqn(&ctrl->ctrl);
 
 	lockdep_assert_held(&nrp_mpath_lock);
-	if (!nqn || nrp_is_discovery(nqn))
+	if (!nqn || nrp_ctrl_is_discovery(&ctrl->ctrl))
 		return;
 	nrp_ctrl_heads_set_p2p(ctrl, nrp_subsys_p2p_ok(nqn));
 }
@@ -286,9 +293,10 @@ static void nrp_mpath_work_fn(struct work_struct *work)
 	mutex_lock(&nrp_mpath_lock);
 	nrp_mpath_apply_all();
 	/*
-	 * Every 50 ms for a second, then every second: a PCIe controller
-	 * tells its subsystem within milliseconds, one that never does
-	 * (a dead device) keeps every head unmarked, and says so once.
+	 * Every 50 ms for a second, then every second: a controller tells
+	 * its subsystem when it identifies (a PCIe one within milliseconds,
+	 * a fabrics one after its admin queue's connect); one that never
+	 * does (a dead device) keeps every head unmarked, and says so once.
 	 */
 	if (nrp_foreign_unknown()) {
 		if (++nrp_unknown_polls == 20)
@@ -318,11 +326,10 @@ static int nrp_nvme_dev_add(NRP_CLASS_INTF_PARAMS)
 	struct nrp_foreign *f;
 	const char *nqn;
 
-	if (!nctrl || nrp_is_our_ctrl(nctrl))
+	if (!nctrl || nrp_is_our_ctrl(nctrl) || nrp_ctrl_is_discovery(nctrl))
 		return 0;
+	/* NULL but when the interface was registered after it identified */
 	nqn = nrp_ctrl_subnqn(nctrl);
-	if (nrp_is_discovery(nqn))
-		return 0;
 	f = nrp_fault_track_nomem() ? NULL : kzalloc_obj(*f, GFP_KERNEL);
 	mutex_lock(&nrp_mpath_lock);
 	if (f) {
