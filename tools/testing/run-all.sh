@@ -844,7 +844,7 @@ siw_port_loss=(p2p_mpath_pathloss failover_queued)
 if [ "$tier" = full ]; then
 	siw_all+=(demo p2p_checkpoint p2p_concurrent p2p_multipath p2p_nvmet
 		p2p_unreachable "${uspace_tests[@]}" p2p_mpath_pathloss p2p_mpath_ana
-		p2p_mpath_mixed failover_queued p2p_mpath_alias)
+		p2p_mpath_mixed failover_queued p2p_mpath_alias p2p_mpath_rescan)
 fi
 # The P2P tests once more with nvme_core reloaded with multipath=N
 # (NAME@mpn, run_tests.sh), in the same boot, on the P2PDMA kernels of
@@ -935,7 +935,8 @@ deb_once=(stock:deb_install stock-6.12:deb_upgrade)
 # gpu_standin and runs the rest where they do their work (the p2p kernel);
 # the full tier runs every test everywhere.
 p2p_only=(auth p2p_auth p2p_checkpoint p2p_concurrent p2p_mpath_ana p2p_mpath_mixed
-	p2p_mpath_pathloss p2p_multipath p2p_nvmet p2p_siw p2p_unreachable p2p_mpath_alias
+	p2p_mpath_pathloss p2p_multipath p2p_nvmet p2p_siw p2p_unreachable
+	p2p_mpath_alias p2p_mpath_rescan
 	"${uspace_tests[@]}" nrp_check_multipath nrp_check_soft)
 
 # Seconds a test took on the debug kernel under TCG in a whole-suite run
@@ -1017,7 +1018,7 @@ guest_part() { # KERNEL TEST...
 	# topology tests in guests of their own (shape_part, topology_part);
 	# the debug kernel never runs what its config lacks, named or not
 	for t in "${named[@]}"; do
-		case $t in pair_* | shape_* | nrp_check_topology) continue ;; esac
+		case $t in pair_* | shape_* | nrp_check_topology | p2p_mpath_pcie_add) continue ;; esac
 		[[ $k == debug* ]] && in_list "$t" $debug_lacks && continue
 		tests+=("$t")
 	done
@@ -1060,9 +1061,9 @@ guest_part() { # KERNEL TEST...
 		for t in "$NRP_TOP"/tools/testing/selftests/nvme-rdma-p2p/test_*.sh; do
 			t=$(basename "$t" .sh)
 			t=${t#test_}
-			# shape_* and nrp_check_topology run in guests of
-			# their own (shape_part, topology_part)
-			case $t in pair_* | shape_* | nrp_check_topology) continue ;; esac
+			# shape_* and the tests of the PCIe topology run in
+			# guests of their own (shape_part, topology_part)
+			case $t in pair_* | shape_* | nrp_check_topology | p2p_mpath_pcie_add) continue ;; esac
 			# the check tier leaves out what only the full tier runs
 			[ "$tier" = check ] && [ $# = 0 ] && in_list "$t" "${full_only[@]}" && continue
 			[ "$tier/$k" = check/stock ] && [ $# = 0 ] && in_list "$t" "${p2p_only[@]}" && continue
@@ -1348,13 +1349,19 @@ shape_part() { # KERNEL
 # also an AMD Zen CPU (-cpu EPYC: P2P through the host bridge) on p2p,
 # and an IOMMU (intel-iommu: ACS redirection on from boot) on the stock
 # kernel, which has the driver. NRP_TOPOLOGY overrides the list: words
-# KERNEL:VARIANT, VARIANT plain, epyc or iommu.
+# KERNEL:VARIANT, VARIANT plain, epyc or iommu. The same boot runs
+# test_p2p_mpath_pcie_add.sh, which binds the topology's QEMU NVMe device
+# as a PCIe controller appearing while P2P I/O waits in a head (a
+# P2PDMA kernel's; it skips on stock).
 topology_default="$bpo:plain"
 [ "$tier" = full ] && topology_default="$bpo:plain p2p:plain p2p:epyc stock:iommu"
 topology_runs=${NRP_TOPOLOGY-$topology_default}
 topology_part() { # KERNEL
-	local k=$1 kv v tag a args
-	is_named nrp_check_topology || return 0
+	local k=$1 kv v tag a args t tests=()
+	for t in nrp_check_topology p2p_mpath_pcie_add; do
+		is_named "$t" && tests+=("$t")
+	done
+	[ ${#tests[@]} -gt 0 ] || return 0
 	for kv in $topology_runs; do
 		[ "${kv%%:*}" = "$k" ] || continue
 		v=${kv#*:}
@@ -1390,11 +1397,11 @@ topology_part() { # KERNEL
 			args+=(--qemu "$a")
 		done
 		need_kernel "$k" || { result fail "$tag/kernel-build" "see $out/kernel-$k.log"; continue; }
-		nrp_log "guest $tag: test_nrp_check_topology.sh on a PCIe topology ($v)"
+		nrp_log "guest $tag: ${tests[*]} on a PCIe topology ($v)"
 		local limit=()
 		read -ra limit <<<"$(test_limit "$k")"
 		timed "guest $tag" suite_run "$tag" "$k" --has pcie-topology "${args[@]}" \
-			-- tools/testing/selftests/nvme-rdma-p2p/run_tests.sh "${limit[@]}" nrp_check_topology
+			-- tools/testing/selftests/nvme-rdma-p2p/run_tests.sh "${limit[@]}" "${tests[@]}"
 	done
 }
 

@@ -10,20 +10,20 @@
  * P2P page must never be routed to a path that cannot map it, and the
  * head's routing is the core's, not ours.
  *
- * A controller that cannot carry P2P (another transport's, or one of ours
- * on a device without P2P) is seen before any path of it can take I/O: a
- * class interface on the nvme class reports each controller as the core
- * adds its device, before it connects, identifies and scans namespaces;
- * ours decide in their set-up, before going live. A controller of
- * another transport withdraws P2P from every head until the core knows
- * its subsystem from Identify (the NQN a fabrics controller connected to
- * is no evidence of it), then from that subsystem's heads.
- *
- * Withdrawing P2P from a head also fails (BLK_STS_TARGET, -EREMOTEIO to
- * the submitter) what P2P I/O already waits in the head for a path, and
- * the P2P requests of our paths that would otherwise fail over to the new
- * one (nrp_p2p_block_failover()). See Documentation/design.rst for the
- * windows that remain.
+ * Two class interfaces watch what comes. On the nvme class, each
+ * controller as the core adds its device, before it connects, identifies
+ * and scans namespaces: one of another transport (or PCIe) takes the mark
+ * from every head until the core knows its subsystem from Identify (the
+ * NQN a fabrics controller connected to is no evidence of it), then from
+ * that subsystem's heads; ours decide in their set-up, before going live.
+ * On the block class, each path disk as the core adds it, which it does
+ * before the path can be chosen for I/O: a path that cannot carry P2P
+ * unmarks its head there and then, and what P2P I/O waits in the head for
+ * a path fails (BLK_STS_TARGET, -EREMOTEIO to the submitter); one of ours
+ * has its head decided once its scan is done, also for a namespace added
+ * later. A P2P request of ours that would fail over to a head with such a
+ * path fails instead (nrp_p2p_block_failover()). See
+ * Documentation/design.rst for the windows that remain.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -61,12 +61,22 @@ static bool nrp_mpath_blind;
  * clears while the interface stays registered.
  */
 static bool nrp_mpath_registered;
+/*
+ * The interface on the block class (nrp_block_intf) is registered: from
+ * the first namespace of ours on (the block class is not exported either,
+ * its disks tell it), and before any head is marked. nrp_path_fops are the
+ * core's operations of a path disk, as that namespace's disk has them.
+ */
+static bool nrp_block_registered;
+static const struct block_device_operations *nrp_path_fops;
+/* module exit began: no interface is registered any more */
+static bool nrp_mpath_exiting;
 /* rounds of the poll for controllers whose subsystem is unknown */
 static unsigned int nrp_unknown_polls;
 /*
- * Re-decides every subsystem: after a scan of ours made heads, after a
- * foreign controller went or told its subsystem. Polls while a foreign
- * controller's subsystem is unknown.
+ * Re-decides every subsystem: after a scan of ours added a path, after a
+ * foreign controller or path went or a controller told its subsystem.
+ * Polls while a foreign controller's subsystem is unknown.
  */
 static struct delayed_work nrp_mpath_work;
 static struct workqueue_struct *nrp_mpath_wq;
@@ -130,6 +140,36 @@ static bool nrp_subsys_p2p_ok(const char *subnqn)
 	return true;
 }
 
+/* Whether path @ns can carry P2P pages: ours, on a device that can. */
+static bool nrp_path_carries_p2p(struct nvme_ns *ns)
+{
+	return nrp_is_our_ctrl(ns->ctrl) &&
+	       READ_ONCE(to_nrp_ctrl(ns->ctrl)->p2p_capable);
+}
+
+/*
+ * Whether the core may send a bio of @head down a path that cannot carry
+ * P2P pages: a path on the head's own list, under its SRCU, as the core's
+ * path selection reads it. A new path is on it before its disk is added.
+ */
+static bool nrp_head_has_gap(struct nvme_ns_head *head)
+{
+	struct nvme_ns *ns;
+	bool gap = false;
+	int idx;
+
+	idx = srcu_read_lock(&head->srcu);
+	list_for_each_entry_srcu(ns, &head->list, siblings,
+				 srcu_read_lock_held(&head->srcu)) {
+		if (!nrp_path_carries_p2p(ns)) {
+			gap = true;
+			break;
+		}
+	}
+	srcu_read_unlock(&head->srcu, idx);
+	return gap;
+}
+
 static bool nrp_bio_has_p2p(struct bio *bio)
 {
 	struct bvec_iter iter;
@@ -145,11 +185,12 @@ static bool nrp_bio_has_p2p(struct bio *bio)
 #ifdef CONFIG_NVME_MULTIPATH
 /*
  * P2P bios that wait in @head for a path (no path was usable when they
- * came, or their path failed) must not be sent down the path that made
- * the head lose P2P: they fail, the rest stay. The list is taken under the
+ * came, or their path failed) must not be sent down a path of it that
+ * cannot carry them: they fail, the rest stay. The list is taken under the
  * head's lock and sorted without it. (Not waiting for the head's requeue
- * work: a flush here, under the namespace list's lock and, for a new
- * controller, the nvme class's, could wait for I/O that waits for those.)
+ * work, which may hold bios it took off the list just before: a flush
+ * here, under the block class's lock in the middle of the new path's disk
+ * add, could wait for I/O that waits for that lock.)
  */
 static void nrp_head_fail_p2p_waiting(struct nvme_ns_head *head)
 {
@@ -187,9 +228,7 @@ static void nrp_head_set_p2p(struct nvme_ns_head *head, bool on)
 	nrp_queue_set_p2pdma(q, on);
 	pr_info("%s: PCI P2PDMA %s\n", head->disk->disk_name,
 		on ? "on: every path can carry it" :
-		     "off: a controller of its subsystem cannot carry it");
-	if (!on)
-		nrp_head_fail_p2p_waiting(head);
+		     "off: a controller of its subsystem, or of one not known yet, cannot carry it");
 }
 
 /*
@@ -202,16 +241,37 @@ static bool nrp_ns_has_head(struct nvme_ns *ns)
 	return nvme_ns_head_multipath(ns->head);
 }
 
-static void nrp_ns_head_set_p2p(struct nvme_ns *ns, void *on)
+/*
+ * Decide for the head of @ns, given whether its subsystem may take P2P
+ * (@ok): marked only if no path of it cannot carry P2P either, and only
+ * once the block class is watched; a path that cannot carry P2P also
+ * fails the P2P bios waiting in it.
+ */
+static void nrp_ns_head_decide(struct nvme_ns *ns, void *ok)
 {
-	if (nrp_ns_has_head(ns))
-		nrp_head_set_p2p(ns->head, *(bool *)on);
+	bool gap;
+
+	if (!nrp_ns_has_head(ns))
+		return;
+	gap = nrp_head_has_gap(ns->head);
+	nrp_head_set_p2p(ns->head, *(bool *)ok && !gap && nrp_block_registered);
+	if (gap)
+		nrp_head_fail_p2p_waiting(ns->head);
 }
 
-/* Mark or unmark the heads that the namespaces of @ctrl belong to. */
-static void nrp_ctrl_heads_set_p2p(struct nrp_ctrl *ctrl, bool on)
+static void nrp_ns_head_unmark(struct nvme_ns *ns, void *unused)
 {
-	struct nrp_ns_visit v = { .fn = nrp_ns_head_set_p2p, .data = &on };
+	if (nrp_ns_has_head(ns))
+		nrp_head_set_p2p(ns->head, false);
+}
+
+/*
+ * Take the mark from the heads of @ctrl's namespaces: new P2P submitters
+ * refuse them; what is on its way already goes on (see nrp_ns_head_decide()).
+ */
+static void nrp_ctrl_heads_unmark(struct nrp_ctrl *ctrl)
+{
+	struct nrp_ns_visit v = { .fn = nrp_ns_head_unmark };
 
 	nrp_visit_ns(&ctrl->ctrl, &v);
 }
@@ -220,11 +280,15 @@ static void nrp_ctrl_heads_set_p2p(struct nrp_ctrl *ctrl, bool on)
 static void nrp_mpath_apply(struct nrp_ctrl *ctrl)
 {
 	const char *nqn = nrp_ctrl_subnqn(&ctrl->ctrl);
+	struct nrp_ns_visit v = { .fn = nrp_ns_head_decide };
+	bool ok;
 
 	lockdep_assert_held(&nrp_mpath_lock);
 	if (!nqn || nrp_ctrl_is_discovery(&ctrl->ctrl))
 		return;
-	nrp_ctrl_heads_set_p2p(ctrl, nrp_subsys_p2p_ok(nqn));
+	ok = nrp_subsys_p2p_ok(nqn);
+	v.data = &ok;
+	nrp_visit_ns(&ctrl->ctrl, &v);
 }
 
 /* Decide for every subsystem of ours. */
@@ -237,7 +301,10 @@ static void nrp_mpath_apply_all(void)
 		nrp_mpath_apply(ctrl);
 }
 
-/* A foreign controller of @nqn (NULL: unknown) arrived: withdraw now. */
+/*
+ * A foreign controller of @nqn (NULL: not known yet) arrived: unmark now,
+ * a whole connect before a path of it can take I/O.
+ */
 static void nrp_mpath_withdraw(const char *nqn)
 {
 	struct nrp_ctrl *ctrl;
@@ -247,7 +314,7 @@ static void nrp_mpath_withdraw(const char *nqn)
 	list_for_each_entry(ctrl, &nrp_mpath_ctrls, mpath_node) {
 		ours = nrp_ctrl_subnqn(&ctrl->ctrl);
 		if (!nqn || (ours && !strcmp(ours, nqn)))
-			nrp_ctrl_heads_set_p2p(ctrl, false);
+			nrp_ctrl_heads_unmark(ctrl);
 	}
 }
 
@@ -260,6 +327,108 @@ static bool nrp_foreign_unknown(void)
 		if (!nrp_ctrl_subnqn(f->ctrl))
 			return true;
 	return false;
+}
+
+/*
+ * The path of a multipath head whose disk is block device @dev, else NULL
+ * (a partition, a head's disk, any other disk). A path disk has the core's
+ * operations and its namespace as private data from its allocation on.
+ */
+static struct nvme_ns *nrp_path_of(struct device *dev)
+{
+	const struct block_device_operations *fops = READ_ONCE(nrp_path_fops);
+	struct block_device *bdev = dev_to_bdev(dev);
+	struct nvme_ns *ns;
+
+	if (!fops || bdev_is_partition(bdev) || bdev->bd_disk->fops != fops)
+		return NULL;
+	ns = bdev->bd_disk->private_data;
+	return ns && nvme_ns_head_multipath(ns->head) ? ns : NULL;
+}
+
+/*
+ * The class interface's callbacks on the block class: a disk was added or
+ * is being removed. The core adds a path's disk after the path is on its
+ * head's list and before it makes the path usable (nvme_mpath_add_disk()
+ * gives it the ANA state that path selection needs), synchronously: here
+ * a path that cannot carry P2P unmarks its head and fails what P2P I/O
+ * waits in it before the core can route to it. A path of ours makes the
+ * head (perhaps new: a namespace added after connect) decided once its
+ * scan is done.
+ */
+static int nrp_block_dev_add(NRP_CLASS_INTF_PARAMS)
+{
+	struct nvme_ns *ns = nrp_path_of(dev);
+
+	if (!ns)
+		return 0;
+	if (nrp_path_carries_p2p(ns)) {
+		nrp_mpath_refresh();
+		return 0;
+	}
+	mutex_lock(&nrp_mpath_lock);
+	nrp_head_set_p2p(ns->head, false);
+	nrp_head_fail_p2p_waiting(ns->head);
+	mutex_unlock(&nrp_mpath_lock);
+	return 0;
+}
+
+/* The path already left its head's list (nvme_ns_remove()): decide again. */
+static void nrp_block_dev_remove(NRP_CLASS_INTF_PARAMS)
+{
+	if (nrp_path_of(dev))
+		nrp_mpath_refresh();
+}
+
+static struct class_interface nrp_block_intf = {
+	.add_dev	= nrp_block_dev_add,
+	.remove_dev	= nrp_block_dev_remove,
+};
+
+/* The block class and the operations of a path disk, from @ns's disk. */
+static void nrp_ns_find_disk_class(struct nvme_ns *ns, void *unused)
+{
+	if (nrp_block_intf.class || !nrp_ns_has_head(ns))
+		return;
+	WRITE_ONCE(nrp_path_fops, ns->disk->fops);
+	nrp_block_intf.class = disk_to_dev(ns->disk)->class;
+}
+
+/*
+ * Watch the block class from the first namespace of ours under a head on,
+ * before any head is marked (nrp_ns_head_decide()): registering reports
+ * every disk there is, so a path of another transport that joined a head
+ * of ours before is seen too. Once: a failure leaves every head unmarked.
+ */
+static void nrp_mpath_watch_disks(void)
+{
+	struct nrp_ns_visit v = { .fn = nrp_ns_find_disk_class };
+	struct nrp_ctrl *ctrl;
+	bool reg;
+
+	/* nothing to mark, nothing P2P to fail */
+	if (!nrp_kernel_has_p2pdma())
+		return;
+	mutex_lock(&nrp_mpath_lock);
+	reg = !nrp_block_intf.class && !nrp_mpath_exiting;
+	if (reg)
+		list_for_each_entry(ctrl, &nrp_mpath_ctrls, mpath_node)
+			nrp_visit_ns(&ctrl->ctrl, &v);
+	reg = reg && nrp_block_intf.class;
+	mutex_unlock(&nrp_mpath_lock);
+	if (!reg)
+		return;
+	/* (outside our lock: add_dev takes it under the class's mutex) */
+	if (class_interface_register(&nrp_block_intf)) {
+		pr_err("cannot watch the block class: no PCI P2PDMA on multipath heads\n");
+		mutex_lock(&nrp_mpath_lock);
+		nrp_mpath_blind = true;
+		mutex_unlock(&nrp_mpath_lock);
+		return;
+	}
+	mutex_lock(&nrp_mpath_lock);
+	nrp_block_registered = true;
+	mutex_unlock(&nrp_mpath_lock);
 }
 
 static void nrp_mpath_work_fn(struct work_struct *work)
@@ -289,6 +458,7 @@ static void nrp_mpath_work_fn(struct work_struct *work)
 		put_device(ctrls[i]->ctrl.device);
 	}
 	kfree(ctrls);
+	nrp_mpath_watch_disks();
 
 	mutex_lock(&nrp_mpath_lock);
 	nrp_mpath_apply_all();
@@ -297,6 +467,8 @@ static void nrp_mpath_work_fn(struct work_struct *work)
 	 * its subsystem when it identifies (a PCIe one within milliseconds,
 	 * a fabrics one after its admin queue's connect); one that never
 	 * does (a dead device) keeps every head unmarked, and says so once.
+	 * What waits in a head is not failed meanwhile: that happens only
+	 * when a path that cannot carry P2P joins it (nrp_block_dev_add()).
 	 */
 	if (nrp_foreign_unknown()) {
 		if (++nrp_unknown_polls == 20)
@@ -433,45 +605,49 @@ void nrp_mpath_ctrl_del(struct nrp_ctrl *ctrl)
 		nrp_mpath_refresh();
 }
 
-/* Whether the head of multipath request @rq has lost its P2P mark. */
-static bool nrp_head_lost_p2p(struct request *rq)
+/*
+ * Whether the head of multipath request @rq has a path that cannot carry
+ * P2P pages, which a failover could choose. A head that is merely unmarked
+ * (another controller of its subsystem, or of one not known yet, is still
+ * connecting) has none: the request waits in the head like any other, and
+ * fails there if such a path joins before ours comes back.
+ */
+static bool nrp_rq_head_has_gap(struct request *rq)
 {
 	struct nvme_ns *ns = rq->q->queuedata;
 
 	return (rq->cmd_flags & REQ_NVME_MPATH) && ns &&
-	       nvme_ns_head_multipath(ns->head) &&
-	       !blk_queue_pci_p2pdma(ns->head->disk->queue);
+	       nvme_ns_head_multipath(ns->head) && nrp_head_has_gap(ns->head);
 }
 
 /*
  * Whether multipath request @rq, never started, that would be failed over
- * (a queue that is not live) carries P2P pages its head no longer takes:
- * then it fails instead (BLK_STS_TARGET from queue_rq()).
+ * (a queue that is not live) carries P2P pages that another path of its
+ * head cannot carry: then it fails instead (BLK_STS_TARGET from queue_rq()).
  */
 bool nrp_p2p_failover_refused(struct request *rq)
 {
-	return nrp_head_lost_p2p(rq) && nrp_rq_has_p2p(rq);
+	return nrp_rq_has_p2p(rq) && nrp_rq_head_has_gap(rq);
 }
 
 /*
  * A P2P request of a multipath namespace failed on our path and would be
- * sent down another one. If the head no longer takes P2P, that other path
- * may be one that cannot map it: fail the request instead, with a status
- * the core completes as BLK_STS_TARGET (-EREMOTEIO), neither retried nor
- * failed over, and say so ourselves (the core would log a status the
- * target never sent).
+ * sent down another one. If the head has a path that cannot map it, fail
+ * the request instead, with a status the core completes as BLK_STS_TARGET
+ * (-EREMOTEIO), neither retried nor failed over, and say so ourselves (the
+ * core would log a status the target never sent).
  */
 void nrp_p2p_block_failover(struct request *rq)
 {
 	u16 status = nvme_req(rq)->status;
 
-	if (!nrp_head_lost_p2p(rq))
+	if (!nrp_rq_head_has_gap(rq))
 		return;
 	if (!nvme_is_path_error(status) && !blk_queue_dying(rq->q))
 		return;
 	nvme_req(rq)->status = NVME_SC_NS_NOT_READY | NVME_STATUS_DNR;
 	rq->rq_flags |= RQF_QUIET;
-	pr_warn_ratelimited("%s: a P2P request not failed over: the multipath head no longer takes P2P pages\n",
+	pr_warn_ratelimited("%s: a P2P request not failed over: a path of its multipath head cannot carry P2P pages\n",
 			    rq->q->disk ? rq->q->disk->disk_name : "?");
 }
 
@@ -532,12 +708,19 @@ void nrp_mpath_exit(void)
 {
 	struct nrp_foreign *f, *tmp;
 
+	mutex_lock(&nrp_mpath_lock);
+	nrp_mpath_exiting = true;
+	mutex_unlock(&nrp_mpath_lock);
+	cancel_delayed_work_sync(&nrp_mpath_work);
 	/*
 	 * Whether or not it went blind since: a registered interface left
-	 * behind would call freed module text for the next nvme device.
+	 * behind would call freed module text for the next device.
 	 */
 	if (nrp_mpath_registered)
 		class_interface_unregister(&nrp_nvme_intf);
+	if (nrp_block_registered)
+		class_interface_unregister(&nrp_block_intf);
+	/* (their remove_dev may have queued a round) */
 	cancel_delayed_work_sync(&nrp_mpath_work);
 	destroy_workqueue(nrp_mpath_wq);
 	list_for_each_entry_safe(f, tmp, &nrp_foreign_ctrls, node) {
