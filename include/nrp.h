@@ -276,6 +276,11 @@ enum nrp_fault {
 	NRP_FAULT_BOGUS_INV,
 	/* the next send-reaper rounds start late, racing queue teardown */
 	NRP_FAULT_REAP_DELAY,
+	/*
+	 * the next queue connects send no connect request: the attempt waits
+	 * for the bound of a connect, as with a target that drops packets
+	 */
+	NRP_FAULT_CM_SILENT,
 	NRP_FAULT_COUNT
 };
 

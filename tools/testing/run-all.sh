@@ -910,7 +910,8 @@ rxe_on_stock=("${siw_all[@]}" batch_map_fail post_fail_mr bogus_invalidation
 	exit_during_free reconnect_quiesced mdts_shrink device_removal
 	log_wording transport_name pi_namespace fuzz_options nrp_stat
 	hostile_target dkms_load queue_shrink teardown_reaper delete_at_connect delete_during_reset many_ctrls
-	failover_queued heads_during_free deb_install deb_upgrade mpath_untracked_unload)
+	failover_queued heads_during_free deb_install deb_upgrade mpath_untracked_unload
+	mpath_reset_failover)
 # Full tier only: dkms_load spends 4 to 9 minutes of a TCG guest in bash
 # (dkms install and remove); the check tier covers DKMS on the host
 # (host/dkms: add, build, install, remove for both series).
@@ -960,7 +961,7 @@ debug_secs="fio_verify:1348 fuzz_options:822 hostile_target:616 auth:500 demo:45
 guest_secs="deb_upgrade:2570 deb_install:2400 many_ctrls:380 hostile_target:195
 	auth:140 dkms_load:135 p2p_user_fs:130 fuzz_options:110 p2p_user_raw:110
 	p2p_checkpoint:110 teardown_reaper:90 p2p_mpath_pathloss:85 fio_verify:70
-	device_removal:70 failover_queued:65 p2p_mpath_ana:60"
+	device_removal:70 failover_queued:65 p2p_mpath_ana:60 mpath_reset_failover:135"
 # The expected seconds of each test of a boot of kernel $1, one "TEST
 # SECONDS" a line (TEST@siw and TEST@mpn weigh as TEST): debug_secs on the
 # debug kernel, guest_secs elsewhere.

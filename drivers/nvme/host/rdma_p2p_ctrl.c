@@ -390,12 +390,13 @@ static int nrp_configure_io_queues(struct nrp_ctrl *ctrl, bool new)
 	/*
 	 * Requests waiting on the dispatch lists since the connection went
 	 * (nrp_queue_rq()) go out on the new queues now; the freeze waits
-	 * for them. The queues are open (err_work and the last attempt
-	 * leave them so) or quiesced (a reset): unquiesce what is quiesced
-	 * and run them all. Not a quiesce and unquiesce pair, which would
-	 * run them too: on 6.12 both walk the tag set's queues, and one the
-	 * scan work adds in between would be unquiesced without having been
-	 * quiesced (nrp_open_io_queues(), nrp_stop_ctrl()).
+	 * for them. The queues are open (err_work, a reset and the last
+	 * attempt leave them so) or, where a teardown was cut short,
+	 * quiesced: unquiesce what is quiesced and run them all. Not a
+	 * quiesce and unquiesce pair, which would run them too: on 6.12
+	 * both walk the tag set's queues, and one the scan work adds in
+	 * between would be unquiesced without having been quiesced
+	 * (nrp_open_io_queues(), nrp_stop_ctrl()).
 	 */
 	nvme_start_freeze(&ctrl->ctrl);
 	nrp_open_io_queues(&ctrl->ctrl);
@@ -779,7 +780,20 @@ static void nrp_reset_work(struct work_struct *work)
 	int ret;
 
 	nvme_stop_ctrl(&ctrl->ctrl);
-	nrp_shutdown_ctrl(ctrl, false);
+	nrp_teardown_io_queues(ctrl, false);
+	/*
+	 * Open the I/O queues again at once, as err_work does: a request of
+	 * a multipath namespace (or a FAILFAST one) waiting here unstarted
+	 * must fail over to another path now, not when the first connect
+	 * attempt ends (up to the bound of a connect, against a target that
+	 * stopped answering), nor after the disable below, which waits for
+	 * such a target too. The others wait on the dispatch lists without
+	 * being redispatched (nrp_queue_rq()). In-tree keeps them quiesced.
+	 */
+	nrp_open_io_queues(&ctrl->ctrl);
+	nrp_quiesce_admin_queue(&ctrl->ctrl);
+	nrp_disable_ctrl(&ctrl->ctrl, false);
+	nrp_teardown_admin_queue(ctrl, false);
 
 	if (!nvme_change_ctrl_state(&ctrl->ctrl, NVME_CTRL_CONNECTING)) {
 		/*

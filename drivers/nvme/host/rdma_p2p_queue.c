@@ -644,6 +644,13 @@ static int nrp_on_route_resolved(struct nrp_queue *queue)
 		priv.hsqsize = cpu_to_le16(ctrl->ctrl.sqsize);
 	}
 
+	if (nrp_fault(ctrl, NRP_FAULT_CM_SILENT)) {
+		dev_info(ctrl->ctrl.device,
+			 "fault: no connect request for queue %d, waiting for the connect bound\n",
+			 nrp_qid(queue));
+		return 0;
+	}
+
 	/* we are inside the cm_id's event handler, hence the _locked call */
 	ret = rdma_connect_locked(queue->cm_id, &param);
 	if (ret)

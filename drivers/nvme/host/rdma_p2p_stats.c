@@ -64,6 +64,7 @@ static const char * const nrp_fault_names[NRP_FAULT_COUNT] = {
 	[NRP_FAULT_POST]	= "fault_post",
 	[NRP_FAULT_BOGUS_INV]	= "fault_bogus_inv",
 	[NRP_FAULT_REAP_DELAY]	= "fault_reap_delay",
+	[NRP_FAULT_CM_SILENT]	= "fault_cm_silent",
 };
 
 static struct dentry *nrp_debugfs_root;

@@ -38,6 +38,28 @@ nrp_second_path() {
 	nrp_cleanup_push "nrp_drop_listener $NRP_TGT2_IP4"
 }
 
+# A namespace whose every command takes $1 ms (null_blk, memory-backed,
+# timer completions), $2 MiB, left in NRP_DEV: the paths' tags fill up and
+# requests queue behind them, which a RAM disk answering at once under TCG
+# never lets happen.
+nrp_slow_backing() {
+	local nb=/sys/kernel/config/nullb/nrpslow
+	modprobe configfs 2>/dev/null
+	mountpoint -q /sys/kernel/config || mount -t configfs configfs /sys/kernel/config
+	modprobe null_blk nr_devices=0 || nrp_fail "no null_blk"
+	nrp_cleanup_push "modprobe -r null_blk"
+	mkdir $nb || nrp_fail "cannot create a null_blk device"
+	nrp_cleanup_push "rmdir $nb"
+	echo 1 >$nb/memory_backed
+	echo 2 >$nb/irqmode
+	echo $(($1 * 1000000)) >$nb/completion_nsec
+	echo "$2" >$nb/size
+	echo 1 >$nb/power || nrp_fail "cannot power on the null_blk device"
+	nrp_cleanup_push "echo 0 >$nb/power"
+	NRP_DEV=/dev/nrpslow
+	[ -b $NRP_DEV ] || NRP_DEV=/dev/nullb$(cat $nb/index)
+}
+
 # Take nvmet port $1 away from the subsystem (its connections drop, new
 # ones are refused) and give it back.
 nrp_port_off() { rm "$NRP_CFS/ports/$1/subsystems/$NRP_SUBNQN"; }

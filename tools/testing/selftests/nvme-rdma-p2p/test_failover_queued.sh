@@ -21,28 +21,12 @@
 
 nrp_nvme_core_multipath Y
 nrp_rdma_setup "${NRP_RDMA_TYPE:-rxe}"
-# A namespace whose every command takes 250 ms (null_blk, memory-backed,
-# timer completions): the paths' tags fill up and requests queue behind
-# them, which a RAM disk answering at once under TCG never lets happen.
-# Both paths full need 120 commands a second: at 50 ms (600 a second, 9
-# MB/s of 16 KiB writes with crc32c) a TCG guest on a loaded host could
-# not submit that fast and path 2 held 9 of its 15 tags at most.
-modprobe configfs 2>/dev/null
-mountpoint -q /sys/kernel/config || mount -t configfs configfs /sys/kernel/config
-modprobe null_blk nr_devices=0 || nrp_fail "no null_blk"
-nrp_cleanup_push "modprobe -r null_blk"
-nb=/sys/kernel/config/nullb/nrpslow
-mkdir $nb || nrp_fail "cannot create a null_blk device"
-nrp_cleanup_push "rmdir $nb"
-echo 1 >$nb/memory_backed
-echo 2 >$nb/irqmode
-echo 250000000 >$nb/completion_nsec
-echo 256 >$nb/size
-echo 1 >$nb/power || nrp_fail "cannot power on the null_blk device"
-nrp_cleanup_push "echo 0 >$nb/power"
-dev=/dev/nrpslow
-[ -b $dev ] || dev=/dev/nullb$(cat $nb/index)
-nrp_nvmet_setup "$dev"
+# A namespace whose every command takes 250 ms. Both paths full need 120
+# commands a second: at 50 ms (600 a second, 9 MB/s of 16 KiB writes with
+# crc32c) a TCG guest on a loaded host could not submit that fast and path
+# 2 held 9 of its 15 tags at most.
+nrp_slow_backing 250 256
+nrp_nvmet_setup "$NRP_DEV"
 nrp_load_ours
 nrp_second_path
 nrp_connect_path 1 --nr-io-queues=1 --queue-size=16 --reconnect-delay=2; c1=$NRP_CTRL
