@@ -303,15 +303,24 @@ static int nrp_start_mapped_io_queues(struct nrp_ctrl *ctrl, int first,
 /*
  * blk-mq marks a hardware context INACTIVE when its last online CPU goes
  * offline and clears the mark only when one of its CPUs comes back
- * online, not when a new map gives it online CPUs (blk_mq_map_swqueue()).
- * Every tag allocation on a marked context gives up (blk_mq_get_tag()):
- * the Connect of its queue with -EWOULDBLOCK, the I/O of the CPUs now
- * mapped to it by retrying for ever. After a reconnect remapped contexts
- * whose CPUs all went away (nrp_configure_io_queues()), clear the mark of
- * each one an online CPU maps to, as blk-mq's CPU-online callback does.
- * The tag set's list lock before the hotplug lock, as blk-mq takes them
- * (blk_mq_update_nr_hw_queues()); the hotplug lock keeps any CPU from
- * going offline meanwhile.
+ * online (blk_mq_hctx_notify_online()) or the context is made anew, not
+ * when a new map gives it online CPUs (blk_mq_map_swqueue()). Every tag
+ * allocation on a marked context gives up (blk_mq_get_tag()): the Connect
+ * of its queue with -EWOULDBLOCK, the I/O of the CPUs now mapped to it by
+ * retrying for ever. After a reconnect remapped contexts whose CPUs all
+ * went away (nrp_configure_io_queues()), clear the mark of each one an
+ * online CPU maps to, as that callback would for a CPU coming online.
+ * blk-mq has no call that does it: 6.1 keeps a context across
+ * blk_mq_update_nr_hw_queues() (6.12 makes it anew there, and this finds
+ * nothing to clear). This writes blk-mq's own state, which only the CPU
+ * hotplug callbacks write besides: the hotplug lock, held for reading,
+ * keeps them from running meanwhile, and keeps any CPU from going offline
+ * or online between the test and the clear. The tag set's list lock
+ * before it, the order blk-mq takes them in itself: a context that
+ * blk_mq_update_nr_hw_queues() makes or ends under the list lock has its
+ * hotplug callbacks added or removed there, which takes the hotplug lock
+ * (cpuhp_state_add_instance_nocalls(), from blk_mq_init_hctx() on 6.1,
+ * blk_mq_add_hw_queues_cpuhp() on 6.12).
  */
 static void nrp_reactivate_hctxs(struct nrp_ctrl *ctrl)
 {
