@@ -844,7 +844,8 @@ siw_port_loss=(p2p_mpath_pathloss failover_queued)
 if [ "$tier" = full ]; then
 	siw_all+=(demo p2p_checkpoint p2p_concurrent p2p_multipath p2p_nvmet
 		p2p_unreachable "${uspace_tests[@]}" p2p_mpath_pathloss p2p_mpath_ana
-		p2p_mpath_mixed failover_queued p2p_mpath_alias p2p_mpath_rescan)
+		p2p_mpath_mixed failover_queued p2p_mpath_alias p2p_mpath_rescan
+		teardown_reaper)
 fi
 # The P2P tests once more with nvme_core reloaded with multipath=N
 # (NAME@mpn, run_tests.sh), in the same boot, on the P2PDMA kernels of

@@ -273,12 +273,14 @@ static void nrp_wait_send(struct nrp_queue *queue)
  * The send CQ's event handler (hard IRQ or the provider's own softirq): it
  * fires only when armed, nrp_arm_send_cq(). The reaping is done by
  * send_iop in softirq, where ib_core's own CQs complete theirs: not on a
- * workqueue, whose worker the reconnect's drain might wait behind.
+ * workqueue, whose worker the reconnect's drain might wait behind. Our
+ * handler on a CQ that ib_core made direct-polled: see nrp_alloc_cqs().
  */
 void nrp_send_cq_event(struct ib_cq *cq, void *context)
 {
 	struct nrp_queue *queue = context;
 
+	nrp_qstat_inc(queue, NRP_STAT_SEND_EVENTS);
 	irq_poll_sched(&queue->send_iop);
 }
 

@@ -339,9 +339,23 @@ static int nrp_get_cq(struct nrp_queue *queue)
 	/*
 	 * See nrp_reap_sends(): sends on a CQ armed only on demand, which
 	 * none of ib_core's polling contexts does. It is a direct-polled CQ
-	 * from ib_alloc_cq(), as ib_drain_qp() requires, whose event (never
-	 * raised unless we arm it) schedules our own irq_poll, as a softirq
-	 * CQ of ib_core would its own.
+	 * from ib_alloc_cq(), whose event (never raised unless we arm it)
+	 * schedules our own irq_poll, as a softirq CQ of ib_core would its
+	 * own. ib_core expects no event of a direct CQ: it never arms one,
+	 * and its handler, ib_cq_completion_direct(), only warns. We arm it,
+	 * so the handler is replaced here, before a QP uses the CQ or
+	 * anyone arms it: ib_core sets comp_handler only in __ib_alloc_cq()
+	 * and never reads it itself, and rxe (rxe_cq_post(), through its
+	 * completion tasklet), siw (siw_sqe_complete(), siw_cq_notify_now())
+	 * and mlx5 (mlx5_ib_cq_comp()) call it through the ib_cq at each
+	 * event of an armed CQ, and only then (6.1 and 6.12 alike;
+	 * send_cq_events counts them, test_mapping_modes.sh asserts them
+	 * over rxe and siw). Why direct and not a CQ of ib_create_cq() with
+	 * a handler of ours from the start: ib_drain_qp() polls a direct CQ
+	 * itself, ib_process_cq_direct(), and so does mlx5's drain in an
+	 * internal error (handle_drain_completion()), which for any other
+	 * CQ disables and runs the irq_poll or work of ib_core's polling
+	 * context, which such a CQ never had.
 	 */
 	send_cq = ib_alloc_cq(ibdev, queue, queue->send_cq_depth, vector,
 			      IB_POLL_DIRECT);

@@ -57,6 +57,7 @@ static const char * const nrp_stat_names[NRP_STAT_COUNT] = {
 	[NRP_STAT_MRS_HELD]		= "mrs_held_back",
 	[NRP_STAT_SEND_WAITS]		= "send_completion_waits",
 	[NRP_STAT_DEPTH_WAITS]		= "queue_full_requeues",
+	[NRP_STAT_SEND_EVENTS]		= "send_cq_events",
 };
 
 static const char * const nrp_fault_names[NRP_FAULT_COUNT] = {

@@ -7,7 +7,9 @@
 #  - FRWR with local invalidation: when the target does not invalidate
 #    (here: we stop asking, debugfs remote_invalidate=N) every command
 #    ends with our own LOCAL_INV before it completes (the send CQ is armed
-#    for its completion only because the command waits for it: counted);
+#    for its completion only because the command waits for it: counted),
+#    and the provider calls our handler for the send CQ's events, a CQ
+#    ib_core made direct-polled (send_cq_events; run over rxe and siw);
 #  - global rkey (register_always=N, as with nvme_rdma): single-segment
 #    I/O skips registration altogether.
 . "$(dirname "$0")/lib.sh"
@@ -35,7 +37,12 @@ frwr_round() {
 	waits=$(nrp_delta send_completion_waits)
 	[ "$how" = remote ] || [ "$waits" -ge "$frwr" ] ||
 		nrp_fail "$waits waits for a send completion, fewer than the $frwr LOCAL_INVs"
-	echo "$how invalidation: $frwr FRWR commands, each ended that way ($waits waited for a send completion)"
+	# the send CQ is direct-polled and armed by us: the provider must
+	# call our event handler (ib_core's own for such a CQ only warns)
+	events=$(nrp_delta send_cq_events)
+	[ "$how" = remote ] || [ "$events" -gt 0 ] ||
+		nrp_fail "no event of the send CQ for $waits waits: the provider did not call our handler"
+	echo "$how invalidation: $frwr FRWR commands, each ended that way ($waits waited for a send completion, $events send CQ events)"
 }
 
 frwr_round remote
