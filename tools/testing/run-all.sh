@@ -845,7 +845,7 @@ if [ "$tier" = full ]; then
 	siw_all+=(demo p2p_checkpoint p2p_concurrent p2p_multipath p2p_nvmet
 		p2p_unreachable "${uspace_tests[@]}" p2p_mpath_pathloss p2p_mpath_ana
 		p2p_mpath_mixed failover_queued p2p_mpath_alias p2p_mpath_rescan
-		teardown_reaper)
+		p2p_mpath_requeue teardown_reaper)
 fi
 # The P2P tests once more with nvme_core reloaded with multipath=N
 # (NAME@mpn, run_tests.sh), in the same boot, on the P2PDMA kernels of
@@ -938,7 +938,7 @@ deb_once=(stock:deb_install stock-6.12:deb_upgrade)
 # the full tier runs every test everywhere.
 p2p_only=(auth p2p_auth p2p_checkpoint p2p_concurrent p2p_mpath_ana p2p_mpath_mixed
 	p2p_mpath_pathloss p2p_multipath p2p_nvmet p2p_siw p2p_unreachable
-	p2p_mpath_alias p2p_mpath_rescan
+	p2p_mpath_alias p2p_mpath_rescan p2p_mpath_requeue
 	"${uspace_tests[@]}" nrp_check_multipath nrp_check_soft)
 
 # Seconds a test took on the debug kernel under TCG in a whole-suite run

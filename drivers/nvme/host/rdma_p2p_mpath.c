@@ -664,6 +664,87 @@ bool nrp_rq_has_p2p(struct request *rq)
 	return false;
 }
 
+/*
+ * debugfs fault_requeue_hold, for the tests: writing 1 takes what waits in
+ * every head with a path of ours off the head's list, as the core's
+ * requeue work (nvme_requeue_work()) takes it before it submits it again;
+ * writing 0 submits it again, as that work does. A requeue round held
+ * across another controller's arrival. The heads must stay while held
+ * (the bios keep no reference on them), which the tests see to.
+ */
+static DEFINE_SPINLOCK(nrp_held_lock);
+static struct bio_list nrp_held = BIO_EMPTY_LIST;
+static unsigned int nrp_held_count;
+
+static void nrp_ns_hold_waiting(struct nvme_ns *ns, void *unused)
+{
+	struct nvme_ns_head *head = ns->head;
+	struct bio *bio, *all;
+
+	if (!nrp_ns_has_head(ns))
+		return;
+	spin_lock_irq(&head->requeue_lock);
+	all = bio_list_get(&head->requeue_list);
+	spin_unlock_irq(&head->requeue_lock);
+	spin_lock_irq(&nrp_held_lock);
+	while ((bio = all)) {
+		all = bio->bi_next;
+		bio->bi_next = NULL;
+		bio_list_add(&nrp_held, bio);
+		nrp_held_count++;
+	}
+	spin_unlock_irq(&nrp_held_lock);
+}
+
+/* Submit what is held again, or (@fail, module exit) fail it. */
+static void nrp_release_held(bool fail)
+{
+	struct bio *bio, *all;
+
+	spin_lock_irq(&nrp_held_lock);
+	all = bio_list_get(&nrp_held);
+	nrp_held_count = 0;
+	spin_unlock_irq(&nrp_held_lock);
+	while ((bio = all)) {
+		all = bio->bi_next;
+		bio->bi_next = NULL;
+		if (fail)
+			bio_io_error(bio);
+		else
+			submit_bio_noacct(bio);
+	}
+}
+
+static int nrp_requeue_hold_get(void *data, u64 *val)
+{
+	spin_lock_irq(&nrp_held_lock);
+	*val = nrp_held_count;
+	spin_unlock_irq(&nrp_held_lock);
+	return 0;
+}
+
+static int nrp_requeue_hold_set(void *data, u64 val)
+{
+	struct nrp_ns_visit v = { .fn = nrp_ns_hold_waiting };
+	struct nrp_ctrl *ctrl;
+
+	if (val > 1)
+		return -EINVAL;
+	if (!val) {
+		nrp_release_held(false);
+		return 0;
+	}
+	mutex_lock(&nrp_mpath_lock);
+	list_for_each_entry(ctrl, &nrp_mpath_ctrls, mpath_node)
+		nrp_visit_ns(&ctrl->ctrl, &v);
+	mutex_unlock(&nrp_mpath_lock);
+	pr_info("fault: %u bios waiting in heads held, as a requeue round holds them\n",
+		nrp_held_count);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(nrp_requeue_hold_fops, nrp_requeue_hold_get,
+			 nrp_requeue_hold_set, "%llu\n");
+
 static void nrp_ns_show_head(struct nvme_ns *ns, void *m)
 {
 	if (!nrp_ns_has_head(ns) ||
@@ -699,6 +780,9 @@ int nrp_mpath_init(struct dentry *debugfs_root)
 				    &nrp_heads_fops);
 		nrp_fault_file("fault_track_nomem", debugfs_root,
 			       &nrp_fault_track_count);
+		debugfs_create_file_unsafe("fault_requeue_hold", 0644,
+					   debugfs_root, NULL,
+					   &nrp_requeue_hold_fops);
 	}
 	return 0;
 }
@@ -723,6 +807,8 @@ void nrp_mpath_exit(void)
 	/* (their remove_dev may have queued a round) */
 	cancel_delayed_work_sync(&nrp_mpath_work);
 	destroy_workqueue(nrp_mpath_wq);
+	/* (a test that held bios and never let them go: they fail) */
+	nrp_release_held(true);
 	list_for_each_entry_safe(f, tmp, &nrp_foreign_ctrls, node) {
 		list_del(&f->node);
 		kfree(f);
