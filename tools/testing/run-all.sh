@@ -202,7 +202,9 @@ kernel_has=(
 test_needs=(
 	"p2pdma: demo gpu_standin nrp_check nrp_check_multipath nrp_check_soft
 		p2p_checkpoint p2p_concurrent p2p_mpath_ana p2p_mpath_mixed
-		p2p_mpath_pathloss p2p_multipath p2p_nvmet p2p_unreachable"
+		p2p_mpath_pathloss p2p_multipath p2p_nvmet p2p_unreachable p2p_mpath_alias
+		p2p_mpath_rescan p2p_mpath_requeue"
+	"p2pdma pcie-topology: p2p_mpath_pcie_add"
 	"p2pdma p2p-user: p2p_user_raw p2p_user_fs"
 	"p2pdma auth: p2p_auth"
 	"p2pdma siw: p2p_siw"
@@ -286,10 +288,11 @@ declare -A check_list=(
 	[stock]="module_load transport_registered wrong_kernel connect connect_options bad_input
 		admin_commands fio_verify filesystems reset_during_io teardown_live target_restart
 		device_removal fuzz_options hostile_target failover_queued delete_during_reset
-		queue_shrink"
+		queue_shrink mpath_untracked_unload mpath_reset_failover"
 	[$bpo]="module_load connect fio_verify reset_during_io gpu_standin demo p2p_checkpoint
 		p2p_user_raw p2p_user_fs p2p_multipath p2p_mpath_pathloss p2p_mpath_mixed
-		p2p_unreachable p2p_auth nrp_check nrp_check_multipath"
+		p2p_mpath_alias p2p_mpath_rescan p2p_mpath_requeue p2p_unreachable p2p_auth
+		nrp_check nrp_check_multipath"
 	[debug-6.12]="module_load transport_registered p2p_multipath p2p_user_raw p2p_user_fs
 		heads_during_free reset_during_io teardown_reaper connect@siw"
 )
