@@ -40,9 +40,13 @@ MODULE_PARM_DESC(register_always,
  * it is opt-in.
  */
 bool nrp_allow_soft_p2p;
-module_param_named(allow_soft_p2p, nrp_allow_soft_p2p, bool, 0444);
+/*
+ * Writable: a controller reads it when it associates (connect, reset,
+ * reconnect), and its paths and heads follow what it decides then.
+ */
+module_param_named(allow_soft_p2p, nrp_allow_soft_p2p, bool, 0644);
 MODULE_PARM_DESC(allow_soft_p2p,
-		 "advertise P2PDMA support over soft RDMA devices (rxe, siw); test/development only (default: N)");
+		 "advertise P2PDMA support over soft RDMA devices (rxe, siw), read at each controller's next connect or reset; test/development only (default: N)");
 
 /*
  * Entries of the page list of every pool MR, one of them for a buffer

@@ -363,6 +363,19 @@ static int nrp_block_dev_add(NRP_CLASS_INTF_PARAMS)
 	if (!ns)
 		return 0;
 	if (nrp_path_carries_p2p(ns)) {
+		/*
+		 * From 7.2 the core makes a head with the P2PDMA feature set
+		 * and keeps it while its paths have it: a new head of ours is
+		 * marked before we decided. Take that now where our rule says
+		 * no; only the decision after the scan marks.
+		 */
+		const char *nqn = nrp_ctrl_subnqn(ns->ctrl);
+
+		mutex_lock(&nrp_mpath_lock);
+		if (!nqn || !nrp_subsys_p2p_ok(nqn) ||
+		    nrp_head_has_gap(ns->head))
+			nrp_head_set_p2p(ns->head, false);
+		mutex_unlock(&nrp_mpath_lock);
 		nrp_mpath_refresh();
 		return 0;
 	}
@@ -576,12 +589,34 @@ void nrp_mpath_ctrl_add(struct nrp_ctrl *ctrl)
 }
 
 /*
+ * A path's own queue says whether it takes P2P pages: the core sets that
+ * once, when it allocates the namespace, from what we answered then. A new
+ * association may answer otherwise (another RDMA device behind the same
+ * address), so every path of ours follows p2p_capable again. Two readers
+ * need it right: a P2P submitter on the path's own disk, and, from 7.2 on,
+ * the core itself, which stacks each path's limits into the head at every
+ * revalidation and clears the head's P2PDMA feature for a path without it.
+ * A stale path bit would let the core take a mark we had just given.
+ */
+static void nrp_ns_path_follow(struct nvme_ns *ns, void *capable)
+{
+	if (!!blk_queue_pci_p2pdma(ns->queue) != *(bool *)capable)
+		nrp_queue_set_p2pdma(ns->queue, *(bool *)capable);
+}
+
+/*
  * @ctrl has decided whether it can carry P2P (a new association): before
- * it goes live, so before any path of it can take I/O.
+ * it goes live, so before any path of it can take I/O. Its paths follow
+ * first, then its heads: the head is never marked over a path whose own
+ * queue still refuses P2P pages.
  */
 void nrp_mpath_ctrl_decided(struct nrp_ctrl *ctrl)
 {
+	bool capable = READ_ONCE(ctrl->p2p_capable);
+	struct nrp_ns_visit v = { .fn = nrp_ns_path_follow, .data = &capable };
+
 	mutex_lock(&nrp_mpath_lock);
+	nrp_visit_ns(&ctrl->ctrl, &v);
 	ctrl->p2p_decided = true;
 	nrp_mpath_apply(ctrl);
 	mutex_unlock(&nrp_mpath_lock);

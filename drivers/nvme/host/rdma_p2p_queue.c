@@ -241,7 +241,7 @@ bool nrp_ibdev_p2p_ok(struct ib_device *ibdev)
 	if (!nrp_kernel_has_p2pdma())
 		return false;
 	if (ib_uses_virt_dma(ibdev))
-		return nrp_allow_soft_p2p;
+		return READ_ONCE(nrp_allow_soft_p2p);
 	return nrp_ib_p2p_capable(ibdev);
 }
 
