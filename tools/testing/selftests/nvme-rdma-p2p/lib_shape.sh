@@ -12,14 +12,22 @@ nrp_queue_cmds() {
 
 # Writes and reads pinned to each online CPU (blk-mq maps each CPU to a
 # default and a read queue of its own), verified, and polled reads
-# (io_uring, hipri) where controller $2 has poll queues; then every one of
-# its I/O queues must have carried some. $1 says what is checked, $3 is the
-# namespace's block device. One fio runs a job per CPU, each pinned to its
-# CPU and on a 256 KiB region of its own: 64 fio processes one after the
-# other took minutes of a 64-CPU TCG guest.
+# (io_uring, hipri) where controller $2 has poll queues; then each of its
+# I/O queues must have carried what its CPUs sent: 64 writes and 64
+# verifying reads per CPU, on the default and the read queue blk-mq maps
+# that CPU to (both on the default one without read queues), and 64
+# polled reads on its poll queue. blk-mq's map is the path disk's
+# mq/<hctx>/cpu_list, and hctx N is our queue N + 1. Within 8 commands:
+# the block layer may merge two adjacent random writes of one job, and
+# the kernel's partition scan of a new disk may still read; a CPU's job on
+# the wrong queue is 64 off on two queues. $1 says what is checked, $3 is
+# the namespace's block device. One fio runs a job per CPU, each pinned to
+# its CPU and on a 256 KiB region of its own: 64 fio processes one after
+# the other took minutes of a 64-CPU TCG guest.
 nrp_check_every_queue() {
-	local what=$1 ctrl=$2 dev=$3 before after cpu idle n i=0 jobs=()
+	local what=$1 ctrl=$2 dev=$3 before after cpu bad out n h i=0 jobs=() online polled=0 cpus
 	before=$(nrp_queue_cmds "$ctrl")
+	online=$(nrp_cpulist "$(cat /sys/devices/system/cpu/online)" | sort)
 	for cpu in $(nrp_cpulist "$(cat /sys/devices/system/cpu/online)"); do
 		jobs+=(--name="c$cpu" --cpus_allowed="$cpu" --offset=$((i * 256))k)
 		i=$((i + 1))
@@ -33,12 +41,38 @@ nrp_check_every_queue() {
 			--bs=4k --iodepth=4 --size=256k --output-format=terse --terse-version=3 \
 			"${jobs[@]}" >/tmp/shape-fio.log 2>&1 ||
 			nrp_fail "$what: polled fio on each of $i CPUs failed: $(tail -n 3 /tmp/shape-fio.log)"
+		polled=1
 	fi
 	after=$(nrp_queue_cmds "$ctrl")
-	echo "$what: queues (qid type commands before -> after):"
-	join <(echo "$before") <(echo "$after") | awk '{ printf "  %s %s %s -> %s\n", $1, $2, $3, $5 }'
-	idle=$(join <(echo "$before") <(echo "$after") | awk '$5 <= $3 { print $1 "(" $2 ")" }')
-	[ -z "$idle" ] || nrp_fail "$what: queues that carried nothing: $idle"
+	# "qid online-CPUs-mapped" of each hardware context of the path disk
+	cpus=$(for h in /sys/class/nvme/"$ctrl"/"$(nrp_path_disk "$ctrl")"/mq/*/; do
+		n=$(comm -12 <(nrp_cpulist "$(cat "$h/cpu_list")" | sort) <(echo "$online") | wc -l)
+		h=${h%/}
+		echo "$((${h##*/} + 1)) $n"
+	done)
+	[ -n "$cpus" ] || nrp_fail "$what: no blk-mq map (mq/*/cpu_list) for $ctrl's path disk"
+	echo "$what: queues (qid type CPUs commands before -> after, expected growth):"
+	out=$({ sed 's/^/B /' <<<"$before"; sed 's/^/C /' <<<"$cpus"; sed 's/^/A /' <<<"$after"; } |
+		awk -v polled=$polled '
+		$1 == "B" { b[$2] = $4; next }
+		$1 == "C" { c[$2] = $3; next }
+		{ q[++n] = $2; t[$2] = $3; a[$2] = $4; if ($3 == "read") reads = 1 }
+		END {
+			for (i = 1; i <= n; i++) {
+				id = q[i]; k = c[id] + 0
+				if (t[id] == "default")
+					e = 64 * k * (reads ? 1 : 2)
+				else
+					e = (t[id] == "read" || polled) ? 64 * k : 0
+				g = a[id] - b[id]
+				printf "  %s %s %d %d -> %d, +%d expected\n", id, t[id], k, b[id], a[id], e
+				if (e == 0 || g < e - 8 || g > e + 8)
+					printf "BAD %s(%s: +%d, expected +%d)\n", id, t[id], g, e
+			}
+		}')
+	grep -v '^BAD ' <<<"$out"
+	bad=$(grep '^BAD ' <<<"$out" | cut -c5- | paste -sd' ' -)
+	[ -z "$bad" ] || nrp_fail "$what: queues that did not carry what their CPUs sent: $bad"
 	n=$(echo "$after" | wc -l)
-	echo "$what: all $n I/O queues carried verified I/O"
+	echo "$what: all $n I/O queues carried what their CPUs sent, within 8 commands"
 }

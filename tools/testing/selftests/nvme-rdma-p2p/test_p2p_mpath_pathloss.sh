@@ -68,14 +68,32 @@ nrp_port_off 2 || nrp_fail "cannot take port 2 away"
 nrp_cleanup_push "nrp_port_on 2"
 for _ in $(seq 300); do [ "$(nrp_ctrl_state "$c2")" != live ] && break; sleep 0.1; done
 [ "$(nrp_ctrl_state "$c2")" != live ] || nrp_fail "$c2 stayed live with its port gone"
-echo "port 2 away $(nrp_secs "$t0" "$(nrp_now)")s: $c2 $(nrp_ctrl_state "$c2")"
-# back after the checkpoint went on over path 1 alone for a while
+tleft=$(nrp_secs "$t0" "$(nrp_now)")
+echo "port 2 away ${tleft}s: $c2 $(nrp_ctrl_state "$c2")"
+# Path 2's requests, started or waiting for their queue, leave it within
+# a bound of its controller leaving live (failover, not an I/O timeout
+# or the reconnect), as in test_failover_queued.sh.
+p2=$(nrp_path_sysfs "$c2") || nrp_fail "no path disk of $c2"
+bound=$((5 * NRP_SLOW))
+for _ in $(seq $((bound * 10))); do
+	[ "$(nrp_path_inflight "$p2")" = 0 ] && [ "$(nrp_path_tagged "$p2")" = 0 ] && break
+	sleep 0.1
+done
+tdrain=$(nrp_secs "$t0" "$(nrp_now)")
+[ "$(nrp_path_inflight "$p2")" = 0 ] && [ "$(nrp_path_tagged "$p2")" = 0 ] ||
+	nrp_fail "path 2 still holds $(nrp_path_inflight "$p2") started and $(nrp_path_tagged "$p2") tagged requests ${tdrain}s after the cut, more than ${bound}s after $c2 left live"
+echo "path 2 empty ${tdrain}s after the cut (bound: ${bound}s after leaving live)"
+# back after the checkpoint went on over path 1 alone for 32 MiB; a
+# path 1 that stalls fails the test
 a1=$(pstat "$c1" p2p_bytes_mapped)
 for _ in $(seq $((600 * NRP_SLOW))); do
 	[ $(($(pstat "$c1" p2p_bytes_mapped) - a1)) -ge $((32 << 20)) ] && break
 	nrp_running $ck || break
 	sleep 0.1
 done
+moved=$(($(pstat "$c1" p2p_bytes_mapped) - a1))
+[ "$moved" -ge $((32 << 20)) ] || ! nrp_running $ck ||
+	nrp_fail "path 1 carried $((moved >> 20)) MiB in $((60 * NRP_SLOW))s after the cut: it stalls"
 nrp_port_on 2 || nrp_fail "cannot give port 2 back"
 nrp_wait_state "$c2" $((60 * NRP_SLOW)) || nrp_fail "$c2 not live after port 2 came back"
 echo "port 2 back after $(nrp_secs "$t0" "$(nrp_now)")s: $c2 live"

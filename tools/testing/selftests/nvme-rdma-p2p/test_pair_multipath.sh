@@ -110,6 +110,20 @@ echo "before the cut: $((pre1 >> 20)) MiB over $c1, $((pre2 >> 20)) MiB over $c2
 	[ "$pre1" -ge $((pre2 / 4)) ] && [ "$pre2" -ge $((pre1 / 4)) ] ||
 	nrp_fail "round-robin did not spread the checkpoint over both paths ($pre1, $pre2 bytes)"
 echo "link 2 pulled: $c2 left live after ${tleft}s ($(nrp_ctrl_state "$c2"))"
+# what a user calls failover: the dead path is noticed within the
+# keep-alive timeout and the RDMA retries (7.3 s measured; bound 20 s x
+# NRP_SLOW), and what it held moves to path 1 within 5 s (x NRP_SLOW) of
+# that, not after an I/O timeout or a reconnect
+awk -v s="$tleft" -v m=$((20 * NRP_SLOW)) 'BEGIN { exit !(s <= m) }' ||
+	nrp_fail "$c2 left live only ${tleft}s after its cable was pulled (bound $((20 * NRP_SLOW))s)"
+bound=$((5 * NRP_SLOW))
+for _ in $(seq $((bound * 10))); do
+	[ "$(nrp_path_inflight "$p2")" = 0 ] && [ "$(nrp_path_tagged "$p2")" = 0 ] && break
+	sleep 0.1
+done
+[ "$(nrp_path_inflight "$p2")" = 0 ] && [ "$(nrp_path_tagged "$p2")" = 0 ] ||
+	nrp_fail "path 2 still holds $(nrp_path_inflight "$p2") started and $(nrp_path_tagged "$p2") tagged requests ${bound}s after $c2 left live"
+echo "path 2 empty $(nrp_secs "$t0" "$(nrp_now)")s after the pull (bound: ${bound}s after leaving live)"
 # the checkpoint goes on over path 1 alone for a while
 a1=$(moved "$p1") a2=$(moved "$p2")
 for _ in $(seq $((3000 * NRP_SLOW))); do
