@@ -205,7 +205,7 @@ test_needs=(
 		p2p_mpath_pathloss p2p_multipath p2p_nvmet p2p_unreachable p2p_mpath_alias
 		p2p_mpath_rescan p2p_mpath_requeue p2p_mpath_follow"
 	"p2pdma pcie-topology: p2p_mpath_pcie_add"
-	"p2pdma p2p-user: p2p_user_raw p2p_user_fs"
+	"p2pdma p2p-user: p2p_user_raw p2p_user_fs p2p_mpath_inflight"
 	"p2pdma auth: p2p_auth"
 	"p2pdma siw: p2p_siw"
 	"auth: auth"
@@ -291,8 +291,8 @@ declare -A check_list=(
 		queue_shrink mpath_untracked_unload mpath_reset_failover"
 	[$bpo]="module_load connect fio_verify reset_during_io gpu_standin demo p2p_checkpoint
 		p2p_user_raw p2p_user_fs p2p_multipath p2p_mpath_pathloss p2p_mpath_mixed
-		p2p_mpath_alias p2p_mpath_rescan p2p_mpath_requeue p2p_mpath_follow p2p_unreachable p2p_auth
-		nrp_check nrp_check_multipath"
+		p2p_mpath_alias p2p_mpath_rescan p2p_mpath_requeue p2p_mpath_follow p2p_mpath_inflight
+		p2p_unreachable p2p_auth nrp_check nrp_check_multipath"
 	[debug-6.12]="module_load transport_registered p2p_multipath p2p_user_raw p2p_user_fs
 		heads_during_free reset_during_io teardown_reaper connect@siw"
 )
