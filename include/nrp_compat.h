@@ -22,6 +22,9 @@
 #ifdef NRP_HAVE_BLK_MQ_RDMA_H
 #include <linux/blk-mq-rdma.h>
 #endif
+#ifdef NRP_HAVE_NVME_AUTH_GENERATE_KEY
+#include <linux/nvme-auth.h>
+#endif
 
 #ifndef NRP_HAVE_CTRL_OPS_SUPPORTS_P2PDMA
 #error "nvme-rdma-p2p needs nvme_ctrl_ops.supports_pci_p2pdma (Linux 5.11 or later)"
@@ -182,6 +185,34 @@ static inline bool nrp_should_reconnect(struct nvme_ctrl *ctrl, int status)
 #define nrp_add_ctrl(c)			nvme_add_ctrl(c)
 #else
 static inline int nrp_add_ctrl(struct nvme_ctrl *ctrl)
+{
+	return 0;
+}
+#endif
+
+/*
+ * Where nvme_init_ctrl() also adds the controller's device (no
+ * nvme_add_ctrl()), it parses the DH-HMAC-CHAP secrets after that, and on
+ * a malformed one returns without putting the device's last reference:
+ * the controller leaks (kmemleak, Linux 6.1 with CONFIG_NVME_AUTH). We
+ * parse them first with the same library, so that a bad secret fails the
+ * connect with -EINVAL before anything is made. Where init only prepares
+ * the controller, it parses before it adds anything: nothing to do.
+ */
+#if !defined(NRP_HAVE_NVME_ADD_CTRL) && \
+	defined(NRP_HAVE_NVME_AUTH_GENERATE_KEY) && IS_ENABLED(CONFIG_NVME_AUTH)
+static inline int nrp_check_dhchap_secret(char *secret)
+{
+	struct nvme_dhchap_key *key;
+	int ret;
+
+	ret = nvme_auth_generate_key((u8 *)secret, &key);
+	if (!ret)
+		nvme_auth_free_key(key);
+	return ret;
+}
+#else
+static inline int nrp_check_dhchap_secret(char *secret)
 {
 	return 0;
 }

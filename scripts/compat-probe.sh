@@ -125,6 +125,12 @@ probe NVME_DISABLE_CTRL_SHUTDOWN \
 probe NVMF_SHOULD_RECONNECT_STATUS \
 	'nvmf_should_reconnect ?\( ?struct nvme_ctrl \*ctrl, ?int' "$fabrics_h"
 probe_export NVME_ADD_CTRL nvme_add_ctrl 'int nvme_add_ctrl ?\(' "$nvme_h"
+# The DH-HMAC-CHAP secret parser of the nvme-auth library (6.1 to 6.x;
+# whether the kernel built it is CONFIG_NVME_AUTH): see
+# nrp_check_dhchap_secrets().
+probe NVME_AUTH_GENERATE_KEY \
+	'int nvme_auth_generate_key ?\( ?u8 \*secret, ?struct nvme_dhchap_key \*\*' \
+	$(hdr linux/nvme-auth.h)
 # How a controller's namespace list is protected: an rwsem (6.1), SRCU
 # (6.7 on).
 probe CTRL_NAMESPACES_RWSEM 'struct rw_semaphore namespaces_rwsem;' "$nvme_h"

@@ -1039,6 +1039,16 @@ struct nvme_ctrl *nrp_create_ctrl(struct device *dev,
 	if (ret)
 		goto out_free_ctrl;
 
+	/* before nvme_init_ctrl(): see nrp_check_dhchap_secret() */
+	ret = nrp_check_dhchap_secret(opts->dhchap_secret);
+	if (!ret)
+		ret = nrp_check_dhchap_secret(opts->dhchap_ctrl_secret);
+	if (ret) {
+		pr_err("malformed DH-HMAC-CHAP secret for %s: %d\n",
+		       opts->subsysnqn, ret);
+		goto out_free_ctrl;
+	}
+
 	if (!opts->duplicate_connect && nrp_ctrl_exists(opts)) {
 		pr_debug("already connected to %s at %pISpcs\n",
 			 opts->subsysnqn, &ctrl->dst_addr);
