@@ -28,6 +28,9 @@ nrp_rdma_setup "${NRP_RDMA_TYPE:-rxe}"
 hold=$((6 * NRP_SLOW))
 [ "$hold" -le 20 ] || hold=20
 nrp_slow_backing $((hold * 1000)) 128
+# null_blk times its own requests out after 5 s: not these
+echo $(((hold + 30) * 1000)) >"/sys/block/$(basename "$(readlink -f "$NRP_DEV")")/queue/io_timeout" ||
+	nrp_fail "cannot raise the slow namespace's request timeout"
 nrp_nvmet_setup "$NRP_DEV"
 nrp_second_path
 nrp_load_ours "$NRP_TRANSPORT" allow_soft_p2p=1
