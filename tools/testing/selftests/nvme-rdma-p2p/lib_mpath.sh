@@ -118,6 +118,17 @@ nrp_path_sysfs() {
 	[ -n "$p" ] && echo "$p"
 }
 
+# How long a failed path may keep requests that must fail over: $1
+# seconds (default 8) scaled by the host's slowness (NRP_SLOW), and never
+# 25 s or more: under the 30 s I/O timeout that a failover must not wait
+# for, on any host. Tests assert it from the moment the path's controller
+# leaves LIVE.
+nrp_failover_bound() {
+	local b=$((${1:-8} * NRP_SLOW))
+	[ "$b" -lt 25 ] || b=24
+	echo "$b"
+}
+
 # Requests in flight on path $1 (a sysfs disk directory): reads + writes.
 nrp_path_inflight() { awk '{ print $1 + $2 }' "$1/inflight" 2>/dev/null; }
 

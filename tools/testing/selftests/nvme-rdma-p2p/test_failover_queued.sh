@@ -76,7 +76,8 @@ left=$(nrp_path_tagged "$p2")
 [ "$left" = 0 ] || nrp_fail "$left requests still hold tags of path 2 ${tdrain}s after its port went away ($c2 $(nrp_ctrl_state "$c2")), unstarted: they wait for the reconnect"
 # what failover means: path 2's requests move as soon as its controller
 # leaves live, not when an I/O timeout (30 s) or the reconnect ends them
-bound=$((5 * NRP_SLOW))
+# (2.1 s measured)
+bound=$(nrp_failover_bound)
 awk -v a="$tleft" -v b="$tdrain" -v m="$bound" 'BEGIN { exit !(b - a <= m) }' ||
 	nrp_fail "path 2 emptied $(nrp_secs "$tleft" "$tdrain")s after $c2 left live, more than ${bound}s: the failover waited"
 echo "port 2 away: $c2 left live after ${tleft}s, path 2 empty after ${tdrain}s (bound: ${bound}s after leaving live)"

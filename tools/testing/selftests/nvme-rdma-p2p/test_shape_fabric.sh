@@ -248,8 +248,9 @@ echo "path 2 away: its $nsubs controllers left LIVE in ${tleft}s"
 # failover: what path 2 held, started or waiting for its queue, moves to
 # path 1 within a bound of the last controller leaving live, not after an
 # I/O timeout (30 s) or a reconnect
-bound=$((10 * NRP_SLOW))
-for ((i = 0; i < bound * 10; i++)); do
+bound=$(nrp_failover_bound 10)
+end=$((SECONDS + bound))
+while [ "$SECONDS" -le "$end" ]; do
 	held=0
 	for c in "${path2[@]}"; do
 		p=$(nrp_path_sysfs "$c") || continue
