@@ -203,9 +203,9 @@ test_needs=(
 	"p2pdma: demo gpu_standin nrp_check nrp_check_multipath nrp_check_soft
 		p2p_checkpoint p2p_concurrent p2p_mpath_ana p2p_mpath_mixed
 		p2p_mpath_pathloss p2p_multipath p2p_nvmet p2p_unreachable p2p_mpath_alias
-		p2p_mpath_rescan p2p_mpath_requeue p2p_mpath_follow"
+		p2p_mpath_rescan p2p_mpath_requeue p2p_mpath_follow p2p_mpath_inflight"
 	"p2pdma pcie-topology: p2p_mpath_pcie_add"
-	"p2pdma p2p-user: p2p_user_raw p2p_user_fs p2p_mpath_inflight"
+	"p2pdma p2p-user: p2p_user_raw p2p_user_fs"
 	"p2pdma auth: p2p_auth"
 	"p2pdma siw: p2p_siw"
 	"auth: auth"
