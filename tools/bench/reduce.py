@@ -848,7 +848,8 @@ def main():
     md.append("")
     md.append(f"Guest kernel {f.get('kernel', '?')} under QEMU TCG, {f.get('cpus', '?')} vCPUs, "
               f"{f.get('mem_mib', '?')} MiB; rxe (soft-RoCE) and TCP on one veth pair; nvmet "
-              f"target in the same guest; {f.get('fio', 'fio')}. Median of {f.get('runs', '?')} "
+              f"target in the same guest; {f.get('fio', 'fio')}; I/O scheduler "
+              f"{f.get('elevator', 'default')} on every namespace disk. Median of {f.get('runs', '?')} "
               f"runs per cell, transports alternating; ±: half the min-max range. "
               f"{f.get('runtime_s', '?')} s per fio run. Absolute numbers are TCG numbers: "
               f"compare columns, not machines. Module built from {f.get('git', '?')}; "

@@ -19,6 +19,8 @@
 #   NRP_BENCH_CKPT_RUNS=1   runs of each P2P/bounce checkpoint mode
 #   NRP_BENCH_PROFILES, NRP_BENCH_TRANSPORTS, NRP_BENCH_BACKENDS,
 #   NRP_BENCH_CKPT_MODES    subsets, see tools/bench/guest.sh
+#   NRP_BENCH_ELEVATOR=none I/O scheduler of the namespace disks ("": the
+#                           kernel's, mq-deadline with one vCPU)
 #   NRP_BENCH_CLOCK=icount  icount: the guest clock counts executed
 #                           instructions (QEMU -icount shift=0,sleep=off,
 #                           one vCPU), so guest-time figures are costs that
