@@ -417,6 +417,7 @@ int nrp_mpath_init(struct dentry *debugfs_root);
 void nrp_mpath_exit(void);
 void nrp_mpath_ctrl_add(struct nrp_ctrl *ctrl);
 void nrp_mpath_ctrl_decided(struct nrp_ctrl *ctrl);
+void nrp_mpath_paths_follow(struct nrp_ctrl *ctrl);
 void nrp_mpath_ctrl_del(struct nrp_ctrl *ctrl);
 void nrp_mpath_refresh(void);
 void nrp_p2p_block_failover(struct request *rq);

@@ -127,7 +127,7 @@ probe NVMF_SHOULD_RECONNECT_STATUS \
 probe_export NVME_ADD_CTRL nvme_add_ctrl 'int nvme_add_ctrl ?\(' "$nvme_h"
 # The DH-HMAC-CHAP secret parser of the nvme-auth library (6.1 to 6.x;
 # whether the kernel built it is CONFIG_NVME_AUTH): see
-# nrp_check_dhchap_secrets().
+# nrp_check_dhchap_secret().
 probe NVME_AUTH_GENERATE_KEY \
 	'int nvme_auth_generate_key ?\( ?u8 \*secret, ?struct nvme_dhchap_key \*\*' \
 	$(hdr linux/nvme-auth.h)

@@ -632,6 +632,8 @@ static int nrp_setup_ctrl(struct nrp_ctrl *ctrl, bool new)
 		if (ret)
 			goto out_teardown_admin;
 	}
+	/* the queues run: see nrp_mpath_paths_follow() */
+	nrp_mpath_paths_follow(ctrl);
 
 	ret = nrp_go_live(ctrl, new);
 	if (ret)

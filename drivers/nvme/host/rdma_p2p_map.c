@@ -97,8 +97,13 @@ static int nrp_dma_map_p2p(struct nrp_queue *queue, struct nrp_request *req,
 	struct sg_table view = nrp_mapped_view(req);
 	int ret;
 
-	/* see nrp_ibdev_p2p_ok(): soft devices only when allowed */
-	if (!nrp_ibdev_p2p_ok(ibdev))
+	/*
+	 * What this association decided (nrp_ibdev_p2p_ok() when its admin
+	 * queue came up), not allow_soft_p2p as it is now: a change of it
+	 * takes effect at the next association, for the queues, the paths and
+	 * the heads alike.
+	 */
+	if (!READ_ONCE(queue->ctrl->p2p_capable))
 		return -EREMOTEIO;
 
 	ret = nrp_ib_map_sgtable(ibdev, &view, dir);

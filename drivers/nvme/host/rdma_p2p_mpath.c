@@ -592,11 +592,12 @@ void nrp_mpath_ctrl_add(struct nrp_ctrl *ctrl)
  * A path's own queue says whether it takes P2P pages: the core sets that
  * once, when it allocates the namespace, from what we answered then. A new
  * association may answer otherwise (another RDMA device behind the same
- * address), so every path of ours follows p2p_capable again. Two readers
- * need it right: a P2P submitter on the path's own disk, and, from 7.2 on,
- * the core itself, which stacks each path's limits into the head at every
- * revalidation and clears the head's P2PDMA feature for a path without it.
- * A stale path bit would let the core take a mark we had just given.
+ * address, allow_soft_p2p changed), so every path of ours follows
+ * p2p_capable again. Two readers need it right: a P2P submitter on the
+ * path's own disk, and, from 7.2 on, the core itself, which stacks each
+ * path's limits into the head at every revalidation and clears the head's
+ * P2PDMA feature for a path without it. A stale path bit would let the
+ * core take a mark we had just given.
  */
 static void nrp_ns_path_follow(struct nvme_ns *ns, void *capable)
 {
@@ -605,18 +606,29 @@ static void nrp_ns_path_follow(struct nvme_ns *ns, void *capable)
 }
 
 /*
- * @ctrl has decided whether it can carry P2P (a new association): before
- * it goes live, so before any path of it can take I/O. Its paths follow
- * first, then its heads: the head is never marked over a path whose own
- * queue still refuses P2P pages.
+ * After the I/O queues of a new association run again, before it goes
+ * live. Not earlier and not under nrp_mpath_lock: from 6.11 changing the
+ * bit takes the path queue's limits_lock, whose holder may be waiting for
+ * that queue to freeze (a sysfs limits write, the core's revalidation),
+ * which waits for the requests that a reset holds on the quiesced queues.
+ * The heads were decided when the admin queue came up; this is followed by
+ * a refresh (nrp_setup_ctrl()), which decides them again.
  */
-void nrp_mpath_ctrl_decided(struct nrp_ctrl *ctrl)
+void nrp_mpath_paths_follow(struct nrp_ctrl *ctrl)
 {
 	bool capable = READ_ONCE(ctrl->p2p_capable);
 	struct nrp_ns_visit v = { .fn = nrp_ns_path_follow, .data = &capable };
 
-	mutex_lock(&nrp_mpath_lock);
 	nrp_visit_ns(&ctrl->ctrl, &v);
+}
+
+/*
+ * @ctrl has decided whether it can carry P2P (a new association): before
+ * it goes live, so before any path of it can take I/O.
+ */
+void nrp_mpath_ctrl_decided(struct nrp_ctrl *ctrl)
+{
+	mutex_lock(&nrp_mpath_lock);
 	ctrl->p2p_decided = true;
 	nrp_mpath_apply(ctrl);
 	mutex_unlock(&nrp_mpath_lock);

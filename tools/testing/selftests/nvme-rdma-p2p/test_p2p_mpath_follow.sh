@@ -17,7 +17,9 @@
 #    P2P checkpoint. Before our paths followed the decision, their queues
 #    kept the first connect's "no", and on 7.x this revalidation took the
 #    mark from the head while we held it;
-#  - allow_soft_p2p=0, reset, another revalidation: unmarked, refused.
+#  - allow_soft_p2p=0 without a reset changes nothing (the association
+#    decided), a checkpoint still goes; then a reset and another
+#    revalidation: unmarked, refused.
 # (On 6.1 and 6.12 the core never touches a head's mark, so there the
 # test holds with or without the fix.)
 . "$(dirname "$0")/lib_p2p.sh"
@@ -91,6 +93,12 @@ revalidate 72
 agree 1 0 "revalidated by the core"
 nrp_p2p_ckpt_exact $((8 << 20)) --chunk 1M --qd 8
 echo "checkpoint through $head after the revalidation: byte-exact, nothing bounced"
+# allow_soft_p2p is read at the next association, not by each request
+echo 0 >/sys/module/nvme_rdma_p2p/parameters/allow_soft_p2p
+u0=$(nrp_stat "$NRP_CTRL" p2p_unreachable)
+nrp_p2p_ckpt_exact $((4 << 20)) --chunk 1M --qd 4
+nrp_expect "p2p_unreachable with allow_soft_p2p=0 before a reset" "$(nrp_stat "$NRP_CTRL" p2p_unreachable)" "$u0"
+agree 1 0 "allow_soft_p2p=0, no reset yet"
 
 reassociate 0
 nrp_wait_head_p2p "$head" 0 || nrp_fail "head $head marked after a reset that cannot carry P2P"
