@@ -766,9 +766,14 @@ suite_run() { # TAG KERNEL [--has FEATURE] [run-guest.sh options] -- COMMAND...
 		--timeout "$guest_timeout" "$@" 2>"$out/guest-$boot.log" &
 	gpid=$!
 	# how far the guest is: tests done of its plan, and the one running
-	o=$out/guest-$boot/output.txt
+	# (read from one copy per look: the guest writes on while the
+	# counts are taken, and a test that ends between two reads would
+	# count as running with nothing left of it)
+	o=$out/guest-$boot/.progress
+	mkdir -p "$out/guest-$boot"
 	while kill -0 "$gpid" 2>/dev/null; do
 		sleep 2
+		cp "$out/guest-$boot/output.txt" "$o" 2>/dev/null || : >"$o"
 		plan=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "$o" 2>/dev/null | head -n1)
 		n=$(grep -cE '^(not )?ok ' "$o" 2>/dev/null)
 		# the tests begun ("# --- NAME"), the last one the running one
