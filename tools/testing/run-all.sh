@@ -182,6 +182,8 @@ fi
 #   lockdep   lockdep, which must be on before the first test and still on
 #             after the last (lockdep_results)
 #   deb       the Debian package, made on the host (a boot with --deb)
+#   core-head nvme_core marks a head whose paths all take P2PDMA pages
+#             (7.2 and later) and has multipath_always_on (6.15)
 # Every kernel a run boots has its line: a kernel without one stops the
 # run before anything runs. A new kernel is one line, e.g. Debian's 7.3
 # with CONFIG_PCI_P2PDMA=y: "stock-7.3: p2pdma p2p-user auth".
@@ -193,7 +195,7 @@ kernel_has=(
 	"stock-6.12: auth"
 	"p2p-6.12: p2pdma p2p-user auth siw"
 	"debug-6.12: p2pdma p2p-user auth siw lockdep"
-	"stock-7.3: p2pdma p2p-user auth"
+	"stock-7.3: p2pdma p2p-user auth core-head"
 )
 # What the tests need, one line per set of needs ("NEED...: TEST..."); a
 # test in no line may skip anywhere. test_must_run.sh (host) checks that
@@ -205,6 +207,7 @@ test_needs=(
 		p2p_mpath_pathloss p2p_multipath p2p_nvmet p2p_unreachable p2p_mpath_alias
 		p2p_mpath_rescan p2p_mpath_requeue p2p_mpath_follow p2p_mpath_inflight"
 	"p2pdma pcie-topology: p2p_mpath_pcie_add"
+	"p2pdma p2p-user pcie-topology core-head: p2p_mpath_pcie_head"
 	"p2pdma p2p-user: p2p_user_raw p2p_user_fs"
 	"p2pdma auth: p2p_auth"
 	"p2pdma siw: p2p_siw"
@@ -1028,7 +1031,7 @@ guest_part() { # KERNEL TEST...
 	# topology tests in guests of their own (shape_part, topology_part);
 	# the debug kernel never runs what its config lacks, named or not
 	for t in "${named[@]}"; do
-		case $t in pair_* | shape_* | nrp_check_topology | p2p_mpath_pcie_add) continue ;; esac
+		case $t in pair_* | shape_* | nrp_check_topology | p2p_mpath_pcie_add | p2p_mpath_pcie_head) continue ;; esac
 		[[ $k == debug* ]] && in_list "$t" $debug_lacks && continue
 		tests+=("$t")
 	done
@@ -1073,7 +1076,7 @@ guest_part() { # KERNEL TEST...
 			t=${t#test_}
 			# shape_* and the tests of the PCIe topology run in
 			# guests of their own (shape_part, topology_part)
-			case $t in pair_* | shape_* | nrp_check_topology | p2p_mpath_pcie_add) continue ;; esac
+			case $t in pair_* | shape_* | nrp_check_topology | p2p_mpath_pcie_add | p2p_mpath_pcie_head) continue ;; esac
 			# the check tier leaves out what only the full tier runs
 			[ "$tier" = check ] && [ $# = 0 ] && in_list "$t" "${full_only[@]}" && continue
 			[ "$tier/$k" = check/stock ] && [ $# = 0 ] && in_list "$t" "${p2p_only[@]}" && continue
@@ -1367,13 +1370,14 @@ shape_part() { # KERNEL
 # KERNEL:VARIANT, VARIANT plain, epyc or iommu. The same boot runs
 # test_p2p_mpath_pcie_add.sh, which binds the topology's QEMU NVMe device
 # as a PCIe controller appearing while P2P I/O waits in a head (a
-# P2PDMA kernel's; it skips on stock).
+# P2PDMA kernel's; it skips on stock), and test_p2p_mpath_pcie_head.sh
+# (that SSD's own head keeps the core's mark beside ours; 7.2 and later).
 topology_default="$bpo:plain"
 [ "$tier" = full ] && topology_default="$bpo:plain p2p:plain p2p:epyc stock:iommu"
 topology_runs=${NRP_TOPOLOGY-$topology_default}
 topology_part() { # KERNEL
 	local k=$1 kv v tag a args t tests=()
-	for t in nrp_check_topology p2p_mpath_pcie_add; do
+	for t in nrp_check_topology p2p_mpath_pcie_add p2p_mpath_pcie_head; do
 		is_named "$t" && tests+=("$t")
 	done
 	[ ${#tests[@]} -gt 0 ] || return 0

@@ -347,6 +347,23 @@ static struct nvme_ns *nrp_path_of(struct device *dev)
 }
 
 /*
+ * Whether @head is one we decide for: its subsystem has a controller of
+ * ours. A head whose paths are all of other transports keeps what the
+ * core decided for it (from 7.2 the core marks a head whose paths all take
+ * P2PDMA pages: an nvme-pci SSD's, with multipath_always_on).
+ */
+static bool nrp_head_is_ours(struct nvme_ns_head *head)
+{
+	struct nrp_ctrl *ctrl;
+
+	lockdep_assert_held(&nrp_mpath_lock);
+	list_for_each_entry(ctrl, &nrp_mpath_ctrls, mpath_node)
+		if (ctrl->ctrl.subsys && ctrl->ctrl.subsys == head->subsys)
+			return true;
+	return false;
+}
+
+/*
  * The class interface's callbacks on the block class: a disk was added or
  * is being removed. The core adds a path's disk after the path is on its
  * head's list and before it makes the path usable (nvme_mpath_add_disk()
@@ -379,9 +396,18 @@ static int nrp_block_dev_add(NRP_CLASS_INTF_PARAMS)
 		nrp_mpath_refresh();
 		return 0;
 	}
+	/*
+	 * A path the block layer gives no P2P pages must not be sent what
+	 * P2P I/O waits in any head. One that takes them (nvme-pci; in-tree
+	 * nvme_rdma from 7.1) is held unable only on a head of ours, where
+	 * our rule decides: on another the core's mark stands.
+	 */
 	mutex_lock(&nrp_mpath_lock);
-	nrp_head_set_p2p(ns->head, false);
-	nrp_head_fail_p2p_waiting(ns->head);
+	if (!blk_queue_pci_p2pdma(ns->disk->queue) ||
+	    nrp_head_is_ours(ns->head)) {
+		nrp_head_set_p2p(ns->head, false);
+		nrp_head_fail_p2p_waiting(ns->head);
+	}
 	mutex_unlock(&nrp_mpath_lock);
 	return 0;
 }
