@@ -17,14 +17,15 @@
 #
 # Skips on kernels without P2PDMA (stock) and without the user-space path
 # (6.1: no p2pmem/allocate). Under the debug kernel the largest size is
-# 64 MiB; in the check tier (NRP_TIER=check, run-all.sh) 256 MiB, a
-# quarter of the full tier's rxe traffic under TCG for the same assertions.
+# 64 MiB (io_uring, 16 deep) and the synchronous one 16 MiB; in the check
+# tier (NRP_TIER=check, run-all.sh) the largest is 256 MiB, a quarter of
+# the full tier's rxe traffic under TCG for the same assertions.
 # nrp-timeout: 1800
 . "$(dirname "$0")/lib_p2p.sh"
 
-big=1024
+big=1024 mid=64
 [ "${NRP_TIER:-}" = check ] && big=256
-case $(uname -r) in *-nrp-debug*) big=64 ;; esac
+case $(uname -r) in *-nrp-debug*) big=64 mid=16 ;; esac
 nrp_p2p_user_setup $((big + 16))
 [ "$NRP_P2PMEM_AVAIL" -ge $((big << 20)) ] ||
 	nrp_fail "only $NRP_P2PMEM_AVAIL bytes of p2pmem available, $big MiB needed (run-guest.sh --gpu-mem 2G)"
@@ -57,7 +58,7 @@ served() { # KEY SIZE HOST-BYTES WHAT ARGS...
 # pwrite/pread and io_uring, 4 KiB to 1 GiB, all from P2P memory
 served sync4k 4096 0 "pwrite/pread 4 KiB" --chunk 4K
 served sync1m $((1 << 20)) 0 "pwrite/pread 1 MiB" --chunk 256K
-served sync64m $((64 << 20)) 0 "pwrite/pread 64 MiB" --chunk 1M
+served syncmid $((mid << 20)) 0 "pwrite/pread $mid MiB" --chunk 1M
 served uring4k 4096 0 "io_uring 4 KiB" --io uring --chunk 4K
 served uring1m $((1 << 20)) 0 "io_uring 1 MiB" --io uring --chunk 128K --qd 8
 served uringbig $((big << 20)) 0 "io_uring $big MiB" --io uring --chunk 1M --qd 16
@@ -135,7 +136,7 @@ intree() { # KEY WANT WHAT ARGS...
 }
 intree sync4k refused "pwrite/pread 4 KiB from P2P" --size 4K --chunk 4K
 intree sync1m refused "pwrite/pread 1 MiB from P2P" --size 1M --chunk 256K
-intree sync64m refused "pwrite/pread 64 MiB from P2P" --size 64M
+intree syncmid refused "pwrite/pread $mid MiB from P2P" --size "${mid}M"
 intree uring4k refused "io_uring 4 KiB from P2P" --size 4K --io uring --chunk 4K
 intree uring1m refused "io_uring 1 MiB from P2P" --size 1M --io uring --chunk 128K --qd 8
 intree uringbig refused "io_uring $big MiB from P2P" --size "${big}M" --io uring --qd 16
