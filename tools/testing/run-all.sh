@@ -910,7 +910,7 @@ check_stock_612=(module_load transport_registered wrong_kernel connect fio_verif
 # 6.12 hosts, and the user-space tool is the same on both.
 check_612_on_61=(p2p_checkpoint p2p_concurrent p2p_nvmet p2p_siw p2p_multipath
 	backends_siw fixtures target_restart nrp_check nrp_check_soft nrp_check_multipath)
-# fuzz_options writes 2000 strings on stock (1000 in the check tier) (about 80 s, at most 5 min); on the
+# fuzz_options writes 2000 strings on stock (500 in the check tier) (about 80 s, at most 5 min); on the
 # debug kernel (full tier) up to 10000 in 10 minutes, with a kmemleak scan.
 # hostile_target (a misbehaving user-space target over rxe, one
 # association per mode) runs on stock in the check tier and, in full, on
