@@ -182,8 +182,9 @@ fi
 #   lockdep   lockdep, which must be on before the first test and still on
 #             after the last (lockdep_results)
 #   deb       the Debian package, made on the host (a boot with --deb)
-#   core-head nvme_core marks a head whose paths all take P2PDMA pages
-#             (7.2 and later) and has multipath_always_on (6.15)
+#   core-head the 7.x multipath head: nvme_core marks a head whose paths
+#             all take P2PDMA pages (7.2), has multipath_always_on (6.15)
+#             and a head's delayed_removal_secs (6.16)
 # Every kernel a run boots has its line: a kernel without one stops the
 # run before anything runs. A new kernel is one line, e.g. Debian's 7.3
 # with CONFIG_PCI_P2PDMA=y: "stock-7.3: p2pdma p2p-user auth".
@@ -208,6 +209,7 @@ test_needs=(
 		p2p_mpath_rescan p2p_mpath_requeue p2p_mpath_follow p2p_mpath_inflight"
 	"p2pdma pcie-topology: p2p_mpath_pcie_add"
 	"p2pdma p2p-user pcie-topology core-head: p2p_mpath_pcie_head"
+	"p2pdma p2p-user core-head: p2p_mpath_linger"
 	"p2pdma p2p-user: p2p_user_raw p2p_user_fs"
 	"p2pdma auth: p2p_auth"
 	"p2pdma siw: p2p_siw"

@@ -219,16 +219,22 @@ static void nrp_head_fail_p2p_waiting(struct nvme_ns_head *head)
 }
 #endif
 
-static void nrp_head_set_p2p(struct nvme_ns_head *head, bool on)
+static void nrp_head_set_p2p_why(struct nvme_ns_head *head, bool on,
+				 const char *why)
 {
 	struct request_queue *q = head->disk->queue;
 
 	if (!!blk_queue_pci_p2pdma(q) == on)
 		return;
 	nrp_queue_set_p2pdma(q, on);
-	pr_info("%s: PCI P2PDMA %s\n", head->disk->disk_name,
-		on ? "on: every path can carry it" :
-		     "off: a controller of its subsystem, or of one not known yet, cannot carry it");
+	pr_info("%s: PCI P2PDMA %s: %s\n", head->disk->disk_name,
+		on ? "on" : "off", why);
+}
+
+static void nrp_head_set_p2p(struct nvme_ns_head *head, bool on)
+{
+	nrp_head_set_p2p_why(head, on, on ? "every path can carry it" :
+			     "a controller of its subsystem, or of one not known yet, cannot carry it");
 }
 
 /*
@@ -358,9 +364,28 @@ static bool nrp_head_is_ours(struct nvme_ns_head *head)
 
 	lockdep_assert_held(&nrp_mpath_lock);
 	list_for_each_entry(ctrl, &nrp_mpath_ctrls, mpath_node)
-		if (ctrl->ctrl.subsys && ctrl->ctrl.subsys == head->subsys)
+		if (READ_ONCE(ctrl->ctrl.subsys) == head->subsys)
 			return true;
 	return false;
+}
+
+/* Whether a path of ours is on @head's list, as path selection reads it. */
+static bool nrp_head_has_ours(struct nvme_ns_head *head)
+{
+	struct nvme_ns *ns;
+	bool ours = false;
+	int idx;
+
+	idx = srcu_read_lock(&head->srcu);
+	list_for_each_entry_srcu(ns, &head->list, siblings,
+				 srcu_read_lock_held(&head->srcu)) {
+		if (nrp_is_our_ctrl(ns->ctrl)) {
+			ours = true;
+			break;
+		}
+	}
+	srcu_read_unlock(&head->srcu, idx);
+	return ours;
 }
 
 /*
@@ -400,23 +425,44 @@ static int nrp_block_dev_add(NRP_CLASS_INTF_PARAMS)
 	 * A path the block layer gives no P2P pages must not be sent what
 	 * P2P I/O waits in any head. One that takes them (nvme-pci; in-tree
 	 * nvme_rdma from 7.1) is held unable only on a head of ours, where
-	 * our rule decides: on another the core's mark stands.
+	 * our rule decides: on another the core's mark stands. P2P I/O that
+	 * waits in an unmarked head came under a mark of ours that our last
+	 * path took with it (nrp_block_dev_remove()): it fails too, as it
+	 * would have on ours, rather than reach a driver that may retry a
+	 * mapping it cannot make for ever (7.3's nvme_rdma over an HCA
+	 * without peer DMA).
 	 */
 	mutex_lock(&nrp_mpath_lock);
 	if (!blk_queue_pci_p2pdma(ns->disk->queue) ||
 	    nrp_head_is_ours(ns->head)) {
 		nrp_head_set_p2p(ns->head, false);
 		nrp_head_fail_p2p_waiting(ns->head);
+	} else if (!blk_queue_pci_p2pdma(ns->head->disk->queue)) {
+		nrp_head_fail_p2p_waiting(ns->head);
 	}
 	mutex_unlock(&nrp_mpath_lock);
 	return 0;
 }
 
-/* The path already left its head's list (nvme_ns_remove()): decide again. */
+/*
+ * The path already left its head's list (nvme_ns_remove()): decide again.
+ * A head our last path left may stay (7.x: delayed_removal_secs), marked
+ * by us and waiting for a path; no decision of ours visits it any more,
+ * so the mark goes with that path: new P2P I/O is refused there, and what
+ * waits fails when a path joins (nrp_block_dev_add()).
+ */
 static void nrp_block_dev_remove(NRP_CLASS_INTF_PARAMS)
 {
-	if (nrp_path_of(dev))
-		nrp_mpath_refresh();
+	struct nvme_ns *ns = nrp_path_of(dev);
+
+	if (!ns)
+		return;
+	if (nrp_is_our_ctrl(ns->ctrl) && !nrp_head_has_ours(ns->head)) {
+		mutex_lock(&nrp_mpath_lock);
+		nrp_head_set_p2p_why(ns->head, false, "no path of ours left in it");
+		mutex_unlock(&nrp_mpath_lock);
+	}
+	nrp_mpath_refresh();
 }
 
 static struct class_interface nrp_block_intf = {
