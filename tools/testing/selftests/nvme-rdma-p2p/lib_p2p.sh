@@ -142,6 +142,18 @@ nrp_head_p2p() {
 
 # Wait up to $3 seconds (default 30) until head $1's mark is $2 (1 or 0):
 # it follows the namespace scan and other controllers' arrivals.
+# The PCI address of the first QEMU NVMe device (class 010802), into
+# NRP_NVME_BDF; the test skips without one (run-all.sh's topology boot has
+# one, with a CMB).
+nrp_qemu_nvme() {
+	local d
+	NRP_NVME_BDF=
+	for d in /sys/bus/pci/devices/*; do
+		[ "$(cat "$d/class")" = 0x010802 ] && { NRP_NVME_BDF=$(basename "$d"); return 0; }
+	done
+	nrp_skip "no QEMU NVMe device (PCI class 010802): run-all.sh's topology boot has one"
+}
+
 nrp_wait_head_p2p() {
 	local i
 	for ((i = 0; i < ${3:-30} * 5; i++)); do

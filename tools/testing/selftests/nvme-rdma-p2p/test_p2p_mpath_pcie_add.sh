@@ -17,11 +17,8 @@
 . "$(dirname "$0")/lib_mpath.sh"
 
 nrp_p2p_require
-bdf=
-for d in /sys/bus/pci/devices/*; do
-	[ "$(cat "$d/class")" = 0x010802 ] && { bdf=$(basename "$d"); break; }
-done
-[ -n "$bdf" ] || nrp_skip "no QEMU NVMe device (PCI class 010802): run-all.sh's topology boot has one"
+nrp_qemu_nvme
+bdf=$NRP_NVME_BDF
 nrp_nvme_core_multipath Y
 nrp_must modprobe nvme
 nrp_cleanup_push "modprobe -r nvme"

@@ -17,11 +17,8 @@
 . "$(dirname "$0")/lib_mpath.sh"
 
 nrp_p2p_require
-bdf=
-for d in /sys/bus/pci/devices/*; do
-	[ "$(cat "$d/class")" = 0x010802 ] && { bdf=$(basename "$d"); break; }
-done
-[ -n "$bdf" ] || nrp_skip "no QEMU NVMe device (PCI class 010802): run-all.sh's topology boot has one"
+nrp_qemu_nvme
+bdf=$NRP_NVME_BDF
 drv=/sys/bus/pci/drivers/nvme
 
 # nvme_core afresh with multipath_always_on=Y (read-only once loaded)
@@ -47,13 +44,18 @@ pcie_head() {
 	done
 	return 1
 }
-hp=
-for _ in $(seq $((150 * NRP_SLOW))); do
-	hp=$(pcie_head) && [ -b "/dev/$hp" ] && break
+# ... once its block device is there: into hp, else fail saying $1
+wait_pcie_head() { # WHAT
+	local _
 	hp=
-	sleep 0.2
-done
-[ -n "$hp" ] || nrp_fail "no multipath head for $bdf's namespace with multipath_always_on=Y: $(ls /sys/bus/pci/devices/"$bdf"/nvme/nvme* 2>&1 | tr '\n' ' ')"
+	for _ in $(seq $((150 * NRP_SLOW))); do
+		hp=$(pcie_head) && [ -b "/dev/$hp" ] && return 0
+		hp=
+		sleep 0.2
+	done
+	nrp_fail "no multipath head for $bdf's namespace $1: $(ls /sys/bus/pci/devices/"$bdf"/nvme/nvme* 2>&1 | tr '\n' ' ')"
+}
+wait_pcie_head "with multipath_always_on=Y"
 p2pmem=/sys/bus/pci/devices/$bdf/p2pmem
 [ -e "$p2pmem/allocate" ] || nrp_fail "$bdf's CMB is not published as p2pmem ($p2pmem/allocate missing)"
 
@@ -81,13 +83,7 @@ ckpt served "after $NRP_CTRL connected (our head $h marked)"
 # the SSD's path disk added again while we watch
 echo "$bdf" >"$drv/unbind" || nrp_fail "cannot unbind $bdf"
 echo "$bdf" >"$drv/bind" || nrp_fail "cannot bind $bdf again"
-hp=
-for _ in $(seq $((150 * NRP_SLOW))); do
-	hp=$(pcie_head) && [ -b "/dev/$hp" ] && break
-	hp=
-	sleep 0.2
-done
-[ -n "$hp" ] || nrp_fail "no head for $bdf after binding it again"
+wait_pcie_head "after binding it again"
 ckpt served "after $bdf was bound again ($hp)"
 nrp_wait_head_p2p "$h" 1 $((5 * NRP_SLOW)) || nrp_fail "our head $h lost its mark: $(cat "$NRP_DEBUGFS/heads")"
 echo "our head $h still marked"
