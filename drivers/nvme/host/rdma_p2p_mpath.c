@@ -148,26 +148,33 @@ static bool nrp_path_carries_p2p(struct nvme_ns *ns)
 }
 
 /*
- * Whether the core may send a bio of @head down a path that cannot carry
- * P2P pages: a path on the head's own list, under its SRCU, as the core's
- * path selection reads it. A new path is on it before its disk is added.
+ * Whether a path on @head's own list gives @test the answer @want: under
+ * the head's SRCU, as the core's path selection reads the list. A new path
+ * is on it before its disk is added.
  */
-static bool nrp_head_has_gap(struct nvme_ns_head *head)
+static bool nrp_head_any_path(struct nvme_ns_head *head,
+			      bool (*test)(struct nvme_ns *ns), bool want)
 {
 	struct nvme_ns *ns;
-	bool gap = false;
+	bool found = false;
 	int idx;
 
 	idx = srcu_read_lock(&head->srcu);
 	list_for_each_entry_srcu(ns, &head->list, siblings,
 				 srcu_read_lock_held(&head->srcu)) {
-		if (!nrp_path_carries_p2p(ns)) {
-			gap = true;
+		if (test(ns) == want) {
+			found = true;
 			break;
 		}
 	}
 	srcu_read_unlock(&head->srcu, idx);
-	return gap;
+	return found;
+}
+
+/* Whether the core may send a bio of @head down a path that cannot carry P2P. */
+static bool nrp_head_has_gap(struct nvme_ns_head *head)
+{
+	return nrp_head_any_path(head, nrp_path_carries_p2p, false);
 }
 
 static bool nrp_bio_has_p2p(struct bio *bio)
@@ -369,23 +376,15 @@ static bool nrp_head_is_ours(struct nvme_ns_head *head)
 	return false;
 }
 
-/* Whether a path of ours is on @head's list, as path selection reads it. */
+static bool nrp_path_is_ours(struct nvme_ns *ns)
+{
+	return nrp_is_our_ctrl(ns->ctrl);
+}
+
+/* Whether a path of ours is on @head's list. */
 static bool nrp_head_has_ours(struct nvme_ns_head *head)
 {
-	struct nvme_ns *ns;
-	bool ours = false;
-	int idx;
-
-	idx = srcu_read_lock(&head->srcu);
-	list_for_each_entry_srcu(ns, &head->list, siblings,
-				 srcu_read_lock_held(&head->srcu)) {
-		if (nrp_is_our_ctrl(ns->ctrl)) {
-			ours = true;
-			break;
-		}
-	}
-	srcu_read_unlock(&head->srcu, idx);
-	return ours;
+	return nrp_head_any_path(head, nrp_path_is_ours, true);
 }
 
 /*
