@@ -675,27 +675,54 @@ for v in SHARD LEDGER LEDGERS RESUME NRP_TIER NRP_KERNELS NRP_SIW_KERNELS \
 done
 
 # Host-side tests: the build and its checks. They need no guest, so they
-# run beside the guests from the start, and lane A collects them when its
-# last part is done (host_collect), not after its first: the run is
-# bound by the two cores (make check at 213ec3b: 185 % of them over 2990
-# s), and lane A waited 837 s after the stock boot while only lane B's
-# guest and the host tests ran. Niced: the guests
-# beside them wait on events with time limits, the host tests on nothing
-# but their own work.
+# run beside the guests from the start, niced: the guests beside them wait
+# on events with time limits, the host tests on nothing but their own
+# work. The run is bound by the two cores (make check at 213ec3b: 185 %
+# of them over 2990 s), and at 5554b39 and at dadc7c7 the host tests were
+# its tail: lane A waited for them after its last guest (CI at dadc7c7:
+# lane A's guests done at 2893 s, lane B's at 2939 s, the host tests at
+# 3149 s, one test at a time on a machine with a core to spare). So each
+# lane, once its guests are done, takes host tests too (host_help), from
+# the other end of the list, until none is left; a test is run by the
+# first to claim it (mkdir is atomic), and host_collect waits for every
+# test's result wherever it ran.
+host_t0=$SECONDS
+host_one() { # TEST
+	local t=$1 name t1=$SECONDS
+	name=$(basename "$t" .sh)
+	name=${name#test_}
+	mkdir "$out/host-claim-$name" 2>/dev/null || return 0
+	env "${host_unset[@]}" nice -n 5 bash "$t" >"$out/host-$name.log" 2>&1
+	echo $? $((SECONDS - t1)) >"$out/host-$name.rc.tmp"
+	mv "$out/host-$name.rc.tmp" "$out/host-$name.rc"
+}
 host_run() {
-	local t name t0=$SECONDS t1
+	local t
 	for t in "$host_tests"/test_*.sh; do
-		name=$(basename "$t" .sh)
-		name=${name#test_}
-		t1=$SECONDS
-		env "${host_unset[@]}" nice -n 5 bash "$t" >"$out/host-$name.log" 2>&1
-		echo $? $((SECONDS - t1)) >"$out/host-$name.rc"
+		host_one "$t"
 	done
-	echo $((SECONDS - t0)) >"$out/host.secs"
+}
+host_help() {
+	local t tests=()
+	[ -n "$do_host" ] || return 0
+	for t in "$host_tests"/test_*.sh; do
+		tests=("$t" "${tests[@]}")
+	done
+	for t in "${tests[@]}"; do
+		host_one "$t"
+	done
 }
 host_collect() {
 	local t name rc secs RPART=host
 	wait "$host_pid"
+	# the tests the lanes took may still run
+	for t in "$host_tests"/test_*.sh; do
+		name=$(basename "$t" .sh)
+		name=${name#test_}
+		while [ -d "$out/host-claim-$name" ] && [ ! -e "$out/host-$name.rc" ]; do
+			sleep 2
+		done
+	done
 	for t in "$host_tests"/test_*.sh; do
 		name=$(basename "$t" .sh)
 		name=${name#test_}
@@ -708,11 +735,13 @@ host_collect() {
 		   sed 's/^/      /' "$out/host-$name.log" | tail -n 20 ;;
 		esac
 	done
-	part_add "host tests" "$(cat "$out/host.secs" 2>/dev/null || echo 0)"
+	part_add "host tests" $((SECONDS - host_t0))
 	part_done host
 }
 host_pid=
 if [ -n "$do_host" ]; then
+	# a resumed run's output may hold an unfinished run's claims
+	rm -rf "$out"/host-claim-* "$out"/host-*.rc
 	host_run &
 	host_pid=$!
 fi
@@ -1308,7 +1337,9 @@ shape_default="240/2 2:isolcpus=1"
 [ "$tier" = full ] && shape_default="240/2 64 2:isolcpus=1"
 shape_default_612="240/2"
 [ "$tier" = full ] && shape_default_612="240/2 16"
-shape_part() { # KERNEL
+# shape_part KERNEL boots each of the kernel's shapes but those that a
+# lane left for later (late_boots); shape_part KERNEL SMP... boots those.
+shape_part() { # KERNEL [SMP...]
 	local k=$1 smp tag t stests=() smps online args run present nonline
 	for t in shape_cpus shape_fabric shape_hotplug; do
 		is_named "$t" && stests+=("$t")
@@ -1318,7 +1349,10 @@ shape_part() { # KERNEL
 	*-6.12)	smps=${NRP_SHAPE_SMP-$shape_default_612} ;;
 	*)	smps=${NRP_SHAPE_SMP-$shape_default} ;;
 	esac
+	shift
+	[ $# = 0 ] || smps=$*
 	for smp in $smps; do
+		[ $# -gt 0 ] || ! late_has "shape $k $smp" || continue
 		online= args=
 		case $smp in *:*) args=${smp#*:} smp=${smp%%:*} ;; esac
 		# "2,maxcpus=240" reads stock-smp2-max240, "16" stock-smp16,
@@ -1433,6 +1467,16 @@ topology_part() { # KERNEL
 	done
 }
 
+# The boots a lane leaves to whichever lane is done first (below).
+late_boots=()
+late_has() { # BOOT: whether BOOT ("KIND KERNEL [ARG]") is one of them
+	local e
+	for e in "${late_boots[@]}"; do
+		[ "$e" = "$1" ] && return 0
+	done
+	return 1
+}
+
 # Kernel by kernel, its guest and then its pair, in two lanes that run side
 # by side: a TCG guest keeps about one of the two cores busy, so two at a
 # time use the machine. Lane A takes the stock kernels (no build: they start
@@ -1454,7 +1498,7 @@ run_kernels() { # KERNEL... (then the named tests, after --)
 		esac
 		pair_part "$k" "$all"
 		case $k in stock | p2p-6.12) shape_part "$k" ;; esac
-		in_list "$k" $topology_later || topology_part "$k"
+		late_has "topology $k" || topology_part "$k"
 		debian13_part "$k"
 		part_done "$k"
 	done
@@ -1478,11 +1522,29 @@ fi
 lane_b_first=
 [ "$tier" = check ] && lane_b_first=$bpo
 lane_a=() lane_b_kernels=()
-# The topology boot of a kernel that lane B runs first goes to the end of
-# lane A, so that the two lanes end together (make check at 213ec3b: lane
-# A stock, pair and shapes about 2100 s of guests, lane B stock 7.3, its
-# topology and the debug kernel 2758 s).
-topology_later=
+# Boots that either lane runs, the one that is done with its kernels
+# first (late_run: a boot is run by the first lane to claim it): the
+# topology boot of a kernel that lane B runs first, and the stock kernel's
+# isolcpus shape boot, so that the lanes end together however long the
+# debug kernel takes (make check: 1082 s at 213ec3b, 1696 s in CI at
+# dadc7c7, its lane then ending 46 s after lane A, which had taken the
+# topology boot). Each lane then helps with the host tests (host_help).
+for k in $kernels; do
+	in_list "$k" $lane_b_first || continue
+	case " ${NRP_TOPOLOGY-$topology_default} " in *" $k:"*) late_boots+=("topology $k") ;; esac
+done
+late_run() {
+	local e kind k a
+	for e in "${late_boots[@]}"; do
+		mkdir "$out/late-claim-${e//[^0-9a-zA-Z]/_}" 2>/dev/null || continue
+		read -r kind k a <<<"$e"
+		RPART=$k
+		case $kind in
+		topology) topology_part "$k" ;;
+		shape) shape_part "$k" "$a" ;;
+		esac
+	done
+}
 for k in $kernels; do
 	in_list "$k" $lane_b_first && { lane_b_kernels+=("$k"); continue; }
 	case $k in
@@ -1497,23 +1559,24 @@ for k in $kernels; do
 	esac
 done
 if [ "${NRP_LANES:-2}" = 1 ] || [ ${#lane_a[@]} = 0 ] || [ ${#lane_b_kernels[@]} = 0 ]; then
+	late_boots=()
 	run_kernels $kernels -- "$@"
 else
+	case " ${NRP_SHAPE_SMP-$shape_default} " in
+	*" 2:isolcpus=1 "*) in_list stock "${lane_a[@]}" && late_boots+=("shape stock 2:isolcpus=1") ;;
+	esac
+	rm -rf "$out"/late-claim-*
 	# lane B's lines are shown when it is done, not interleaved with A's
-	topology_later=$lane_b_first
-	( host_pid=; run_kernels "${lane_b_kernels[@]}" -- "$@" ) >"$out/lane-b.log" 2>&1 &
+	( host_pid=; run_kernels "${lane_b_kernels[@]}" -- "$@"; late_run; host_help ) >"$out/lane-b.log" 2>&1 &
 	lane_b=$!
 	run_kernels "${lane_a[@]}" -- "$@"
-	for k in $topology_later; do
-		RPART=$k
-		in_list "$k" $kernels && topology_part "$k"
-	done
-	[ -z "$host_pid" ] || { host_collect; host_pid=; }
+	late_run
+	[ -z "$host_pid" ] || { host_help; host_collect; host_pid=; }
 	wait "$lane_b"
 	lane_b=
 	cat "$out/lane-b.log"
 fi
-[ -z "$host_pid" ] || host_collect
+[ -z "$host_pid" ] || { host_help; host_collect; }
 # the debug kernel's two boots make one part
 if in_list debug $kernels && [ -n "$debug_split" ] &&
 	grep -qx 'debug#1' "$out/ledger/boots-done" 2>/dev/null &&

@@ -1,0 +1,70 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The check tier's two lanes share what is left when one of them is done
+# (run-all.sh: late_run, host_help): stock 7.3's topology boot and stock
+# 6.1's isolcpus shape boot run once each, in whichever lane claims them
+# first, and so does every host test, with one result each wherever it
+# ran. On stand-in guests and pairs (fixtures/stub-run-guest.sh in record
+# mode: every test passes at once) and stand-in host tests of a few
+# seconds each: the lanes are done long before the host tests, and the
+# host tests must have run in more than one of the run's processes.
+. "$(dirname "$0")/lib.sh"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fix=$TOP/tools/testing/host/fixtures
+# the kernels the tier builds, as if built (nothing is built here)
+cache=$work/cache
+mkdir -p "$cache/kernel"
+ln -s "$NRP_CACHE/src" "$cache/src"
+d=$(NRP_CACHE=$cache bash -c ". '$TOP/tools/vm/lib.sh'; nrp_use_kernel debug-6.12; nrp_kernel_dir debug-6.12")
+mkdir -p "$d" && touch "$d/.done"
+
+n=8
+mkdir -p "$work/host"
+for i in $(seq $n); do
+	# the process that ran it: the first worker or a lane
+	cat >"$work/host/test_h$i.sh" <<EOS
+#!/bin/bash
+echo "h$i \$PPID" >>"$work/ran"
+sleep 2
+EOS
+done
+# a stand-in guest that names each boot it makes
+cat >"$work/guest" <<EOS
+#!/bin/bash
+prev= o=
+for a in "\$@"; do [ "\$prev" = --out ] && o=\$a; prev=\$a; done
+basename "\$o" >>"$work/boots"
+exec "$fix/stub-run-guest.sh" "\$@"
+EOS
+chmod +x "$work/guest"
+
+NRP_CACHE=$cache NRP_STUB_MODE=record NRP_RUN_GUEST=$work/guest NRP_RUN_PAIR=$fix/stub-run-pair.sh \
+	NRP_HOST_TESTS=$work/host NRP_HOST_RATIO=100 \
+	"$TOP/tools/testing/run-all.sh" --tier check --no-setup --out "$work/out" >"$work/run.log" 2>&1 ||
+	{ tail -n 40 "$work/run.log"; fail "the check tier on stand-ins failed"; }
+
+# every host test once, one result each
+for i in $(seq $n); do
+	c=$(grep -c "^h$i " "$work/ran")
+	[ "$c" = 1 ] || fail "host test h$i ran $c times"
+	c=$(grep -c "^PASS  host/h$i " "$work/run.log")
+	[ "$c" = 1 ] || fail "host/h$i has $c results: $(grep "host/h$i" "$work/run.log")"
+done
+procs=$(cut -d' ' -f2 "$work/ran" | sort -u | wc -l)
+[ "$procs" -ge 2 ] || fail "the host tests ran in $procs process: no lane helped"
+echo "$n host tests, each run once, in $procs processes"
+
+# the boots either lane may take: once each
+for b in guest-stock-7.3-topology guest-stock-smp2-isolcpus_1; do
+	c=$(grep -cx "$b" "$work/boots")
+	[ "$c" = 1 ] || fail "$b booted $c times"
+	grep -q "PASS  ${b#guest-}/" "$work/run.log" || fail "no result of ${b#guest-}"
+done
+# and every other boot of the tier once
+dup=$(sort "$work/boots" | uniq -d)
+[ -z "$dup" ] || fail "booted more than once: $dup"
+echo "boots: $(sort "$work/boots" | xargs)"
+grep -q "^[0-9]* passed, 0 failed" "$work/run.log" ||
+	{ tail -n 5 "$work/run.log"; fail "the summary is not all passed"; }
+exit 0
