@@ -20,7 +20,7 @@ trap 'rm -rf "$work"' EXIT
 cache=$work/cache
 mkdir -p "$cache/kernel"
 ln -s "$NRP_CACHE/src" "$cache/src"
-for k in debug p2p p2p-6.12; do
+for k in debug p2p p2p-6.12 debug-6.12; do
 	d=$(NRP_CACHE=$cache bash -c ". '$TOP/tools/vm/lib.sh'; nrp_use_kernel $k; nrp_kernel_dir $k")
 	mkdir -p "$d" && touch "$d/.done"
 done
@@ -64,6 +64,17 @@ done
 has "$d" auth && fail "debug boot runs auth although stock-6.12 runs it: $d"
 has "$(job both stock-6.12)" auth || fail "stock-6.12 beside debug lost auth"
 echo "debug beside stock-6.12: $(echo "$d" | wc -w) words, auth on stock-6.12"
+
+# debug-6.12: the user-space path under the checkers is p2p_user_fs in the
+# check tier; p2p_user_raw joins it in the full tier
+plan dbg612 debug-6.12
+d=$(job dbg612 debug-6.12)
+has "$d" p2p_user_fs || fail "debug-6.12 in the check tier lacks p2p_user_fs: $d"
+has "$d" p2p_user_raw && fail "debug-6.12 in the check tier runs p2p_user_raw: $d"
+NRP_TIER=full NRP_SIW_KERNELS= plan dbg612full debug-6.12
+d=$(job dbg612full debug-6.12)
+has "$d" p2p_user_fs && has "$d" p2p_user_raw || fail "debug-6.12 in the full tier lacks a user-space test: $d"
+echo "debug-6.12: p2p_user_fs in both tiers, p2p_user_raw in the full tier"
 
 # Beside the p2p kernel (the check tier's default kernels) the debug boot
 # runs its own short list and nothing else: the P2P set stays on p2p.
