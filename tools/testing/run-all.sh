@@ -687,9 +687,12 @@ done
 # of them over 2990 s), and at 5554b39 and at dadc7c7 the host tests were
 # its tail: lane A waited for them after its last guest (CI at dadc7c7:
 # lane A's guests done at 2893 s, lane B's at 2939 s, the host tests at
-# 3149 s, one test at a time on a machine with a core to spare). So each
-# lane, once its guests are done, takes host tests too (host_help), from
-# the other end of the list, until none is left; a test is run by the
+# 3149 s, one test at a time on a machine with a core to spare). And
+# they leave cores idle while they wait on the disk (dpkg, DKMS, tar) and
+# the guests on timers: a .ci/run of ba5379a used 137 % of the two cores
+# over its 74 minutes. So two workers run them from the start, one from
+# each end of the list, and each lane, once its guests are done, takes
+# host tests too (host_help), until none is left; a test is run by the
 # first to claim it (mkdir is atomic), and host_collect waits for every
 # test's result wherever it ran.
 host_t0=$SECONDS
@@ -720,7 +723,7 @@ host_help() {
 }
 host_collect() {
 	local t name rc secs RPART=host
-	wait "$host_pid"
+	wait "$host_pid" "$host_pid2"
 	# the tests the lanes took may still run
 	for t in "$host_tests"/test_*.sh; do
 		name=$(basename "$t" .sh)
@@ -744,12 +747,14 @@ host_collect() {
 	part_add "host tests" $((SECONDS - host_t0))
 	part_done host
 }
-host_pid=
+host_pid= host_pid2=
 if [ -n "$do_host" ]; then
 	# a resumed run's output may hold an unfinished run's claims
 	rm -rf "$out"/host-claim-* "$out"/host-*.rc
 	host_run &
 	host_pid=$!
+	host_help &
+	host_pid2=$!
 fi
 
 # The seconds a guest's suite has left (suite_run's weights w and their
