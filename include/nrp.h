@@ -310,7 +310,7 @@ struct nrp_ctrl {
 	u32			io_queues[HCTX_MAX_TYPES];
 	bool			use_inline;
 	bool			p2p_capable;
-	/* p2p_capable was decided once (rdma_p2p_mpath.c); under its lock */
+	/* p2p_capable was decided once (rdma_p2p_mpath.c); under its locks */
 	bool			p2p_decided;
 	/*
 	 * Ask the target to invalidate each command's rkey with its response

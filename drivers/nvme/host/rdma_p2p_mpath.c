@@ -41,8 +41,23 @@ struct nrp_foreign {
 	struct list_head	node;
 };
 
-/* Serialises decisions and their application to the heads. */
+/*
+ * Serialises decisions and their application to the heads, and is held
+ * across a walk of our controllers' namespaces. The lists and flags below
+ * change under it and nrp_mark_lock both: either keeps them still.
+ */
 static DEFINE_MUTEX(nrp_mpath_lock);
+/*
+ * Orders a head's mark against a path disk that joins or leaves it, and
+ * keeps the facts a mark rests on still. The block class's callbacks take
+ * it under that class's mutex, so it is taken inside a walk of a
+ * controller's namespaces, never held across one (as nrp_mpath_lock is).
+ * On Linux 6.1 the walk takes the core's namespaces_rwsem for reading: the
+ * ANA work holds that while it adds a head's disk, which takes the block
+ * class's mutex, and a namespace scan waiting to write it holds back new
+ * readers. A callback waiting for a walk would close the circle.
+ */
+static DEFINE_MUTEX(nrp_mark_lock);
 static LIST_HEAD(nrp_foreign_ctrls);
 /*
  * Ours, from creation to delete (nrp_ctrls lists only those once live):
@@ -112,6 +127,13 @@ static bool nrp_ctrl_is_discovery(struct nvme_ctrl *ctrl)
 	       ctrl->opts->discovery_nqn;
 }
 
+/* The facts a mark rests on stay still: either lock of ours is held. */
+static void nrp_assert_facts_still(void)
+{
+	lockdep_assert(lockdep_is_held(&nrp_mpath_lock) ||
+		       lockdep_is_held(&nrp_mark_lock));
+}
+
 /* Whether heads of subsystem @subnqn may take P2P pages. */
 static bool nrp_subsys_p2p_ok(const char *subnqn)
 {
@@ -119,7 +141,7 @@ static bool nrp_subsys_p2p_ok(const char *subnqn)
 	struct nrp_ctrl *ctrl;
 	const char *nqn;
 
-	lockdep_assert_held(&nrp_mpath_lock);
+	nrp_assert_facts_still();
 	if (!nrp_kernel_has_p2pdma() || nrp_mpath_blind)
 		return false;
 	list_for_each_entry(f, &nrp_foreign_ctrls, node) {
@@ -231,6 +253,7 @@ static void nrp_head_set_p2p_why(struct nvme_ns_head *head, bool on,
 {
 	struct request_queue *q = head->disk->queue;
 
+	lockdep_assert_held(&nrp_mark_lock);
 	if (!!blk_queue_pci_p2pdma(q) == on)
 		return;
 	nrp_queue_set_p2pdma(q, on);
@@ -266,16 +289,22 @@ static void nrp_ns_head_decide(struct nvme_ns *ns, void *ok)
 
 	if (!nrp_ns_has_head(ns))
 		return;
+	/* a path that joins after this look unmarks in its disk's add */
+	mutex_lock(&nrp_mark_lock);
 	gap = nrp_head_has_gap(ns->head);
 	nrp_head_set_p2p(ns->head, *(bool *)ok && !gap && nrp_block_registered);
 	if (gap)
 		nrp_head_fail_p2p_waiting(ns->head);
+	mutex_unlock(&nrp_mark_lock);
 }
 
 static void nrp_ns_head_unmark(struct nvme_ns *ns, void *unused)
 {
-	if (nrp_ns_has_head(ns))
-		nrp_head_set_p2p(ns->head, false);
+	if (!nrp_ns_has_head(ns))
+		return;
+	mutex_lock(&nrp_mark_lock);
+	nrp_head_set_p2p(ns->head, false);
+	mutex_unlock(&nrp_mark_lock);
 }
 
 /*
@@ -369,7 +398,7 @@ static bool nrp_head_is_ours(struct nvme_ns_head *head)
 {
 	struct nrp_ctrl *ctrl;
 
-	lockdep_assert_held(&nrp_mpath_lock);
+	nrp_assert_facts_still();
 	list_for_each_entry(ctrl, &nrp_mpath_ctrls, mpath_node)
 		if (READ_ONCE(ctrl->ctrl.subsys) == head->subsys)
 			return true;
@@ -412,11 +441,11 @@ static int nrp_block_dev_add(NRP_CLASS_INTF_PARAMS)
 		 */
 		const char *nqn = nrp_ctrl_subnqn(ns->ctrl);
 
-		mutex_lock(&nrp_mpath_lock);
+		mutex_lock(&nrp_mark_lock);
 		if (!nqn || !nrp_subsys_p2p_ok(nqn) ||
 		    nrp_head_has_gap(ns->head))
 			nrp_head_set_p2p(ns->head, false);
-		mutex_unlock(&nrp_mpath_lock);
+		mutex_unlock(&nrp_mark_lock);
 		nrp_mpath_refresh();
 		return 0;
 	}
@@ -431,7 +460,7 @@ static int nrp_block_dev_add(NRP_CLASS_INTF_PARAMS)
 	 * mapping it cannot make for ever (7.3's nvme_rdma over an HCA
 	 * without peer DMA).
 	 */
-	mutex_lock(&nrp_mpath_lock);
+	mutex_lock(&nrp_mark_lock);
 	if (!blk_queue_pci_p2pdma(ns->disk->queue) ||
 	    nrp_head_is_ours(ns->head)) {
 		nrp_head_set_p2p(ns->head, false);
@@ -439,7 +468,7 @@ static int nrp_block_dev_add(NRP_CLASS_INTF_PARAMS)
 	} else if (!blk_queue_pci_p2pdma(ns->head->disk->queue)) {
 		nrp_head_fail_p2p_waiting(ns->head);
 	}
-	mutex_unlock(&nrp_mpath_lock);
+	mutex_unlock(&nrp_mark_lock);
 	return 0;
 }
 
@@ -457,9 +486,9 @@ static void nrp_block_dev_remove(NRP_CLASS_INTF_PARAMS)
 	if (!ns)
 		return;
 	if (nrp_is_our_ctrl(ns->ctrl) && !nrp_head_has_ours(ns->head)) {
-		mutex_lock(&nrp_mpath_lock);
+		mutex_lock(&nrp_mark_lock);
 		nrp_head_set_p2p_why(ns->head, false, "no path of ours left in it");
-		mutex_unlock(&nrp_mpath_lock);
+		mutex_unlock(&nrp_mark_lock);
 	}
 	nrp_mpath_refresh();
 }
@@ -502,16 +531,20 @@ static void nrp_mpath_watch_disks(void)
 	mutex_unlock(&nrp_mpath_lock);
 	if (!reg)
 		return;
-	/* (outside our lock: add_dev takes it under the class's mutex) */
+	/* (outside our locks: add_dev takes one under the class's mutex) */
 	if (class_interface_register(&nrp_block_intf)) {
 		pr_err("cannot watch the block class: no PCI P2PDMA on multipath heads\n");
 		mutex_lock(&nrp_mpath_lock);
+		mutex_lock(&nrp_mark_lock);
 		nrp_mpath_blind = true;
+		mutex_unlock(&nrp_mark_lock);
 		mutex_unlock(&nrp_mpath_lock);
 		return;
 	}
 	mutex_lock(&nrp_mpath_lock);
+	mutex_lock(&nrp_mark_lock);
 	nrp_block_registered = true;
+	mutex_unlock(&nrp_mark_lock);
 	mutex_unlock(&nrp_mpath_lock);
 }
 
@@ -588,6 +621,7 @@ static int nrp_nvme_dev_add(NRP_CLASS_INTF_PARAMS)
 	nqn = nrp_ctrl_subnqn(nctrl);
 	f = nrp_fault_track_nomem() ? NULL : kzalloc_obj(*f, GFP_KERNEL);
 	mutex_lock(&nrp_mpath_lock);
+	mutex_lock(&nrp_mark_lock);
 	if (f) {
 		f->ctrl = nctrl;
 		list_add(&f->node, &nrp_foreign_ctrls);
@@ -597,6 +631,7 @@ static int nrp_nvme_dev_add(NRP_CLASS_INTF_PARAMS)
 		nrp_mpath_blind = true;
 		nqn = NULL;
 	}
+	mutex_unlock(&nrp_mark_lock);
 	nrp_mpath_withdraw(nqn);
 	if (!nqn)
 		queue_delayed_work(nrp_mpath_wq, &nrp_mpath_work, HZ / 20);
@@ -610,6 +645,7 @@ static void nrp_nvme_dev_remove(NRP_CLASS_INTF_PARAMS)
 	struct nrp_foreign *f;
 
 	mutex_lock(&nrp_mpath_lock);
+	mutex_lock(&nrp_mark_lock);
 	list_for_each_entry(f, &nrp_foreign_ctrls, node) {
 		if (f->ctrl == nctrl) {
 			list_del(&f->node);
@@ -619,6 +655,7 @@ static void nrp_nvme_dev_remove(NRP_CLASS_INTF_PARAMS)
 			break;
 		}
 	}
+	mutex_unlock(&nrp_mark_lock);
 	mutex_unlock(&nrp_mpath_lock);
 }
 
@@ -638,7 +675,9 @@ void nrp_mpath_ctrl_add(struct nrp_ctrl *ctrl)
 	bool reg;
 
 	mutex_lock(&nrp_mpath_lock);
+	mutex_lock(&nrp_mark_lock);
 	list_add(&ctrl->mpath_node, &nrp_mpath_ctrls);
+	mutex_unlock(&nrp_mark_lock);
 	reg = !nrp_nvme_intf.class;
 	if (reg)
 		nrp_nvme_intf.class = ctrl->ctrl.device->class;
@@ -650,7 +689,9 @@ void nrp_mpath_ctrl_add(struct nrp_ctrl *ctrl)
 		/* never seeing other controllers, P2P on heads is never safe */
 		pr_err("cannot watch the nvme class: no PCI P2PDMA on multipath heads\n");
 		mutex_lock(&nrp_mpath_lock);
+		mutex_lock(&nrp_mark_lock);
 		nrp_mpath_blind = true;
+		mutex_unlock(&nrp_mark_lock);
 		mutex_unlock(&nrp_mpath_lock);
 		/* registered or not, the interface is never registered again */
 		return;
@@ -700,7 +741,9 @@ void nrp_mpath_paths_follow(struct nrp_ctrl *ctrl)
 void nrp_mpath_ctrl_decided(struct nrp_ctrl *ctrl)
 {
 	mutex_lock(&nrp_mpath_lock);
+	mutex_lock(&nrp_mark_lock);
 	ctrl->p2p_decided = true;
+	mutex_unlock(&nrp_mark_lock);
 	nrp_mpath_apply(ctrl);
 	mutex_unlock(&nrp_mpath_lock);
 }
@@ -715,9 +758,11 @@ void nrp_mpath_ctrl_del(struct nrp_ctrl *ctrl)
 	bool listed;
 
 	mutex_lock(&nrp_mpath_lock);
+	mutex_lock(&nrp_mark_lock);
 	listed = !list_empty(&ctrl->mpath_node);
 	if (listed)
 		list_del_init(&ctrl->mpath_node);
+	mutex_unlock(&nrp_mark_lock);
 	mutex_unlock(&nrp_mpath_lock);
 	if (listed)
 		nrp_mpath_refresh();
