@@ -696,45 +696,40 @@ done
 # first to claim it (mkdir is atomic), and host_collect waits for every
 # test's result wherever it ran.
 host_t0=$SECONDS
-host_one() { # TEST
-	local t=$1 name t1=$SECONDS
-	name=$(basename "$t" .sh)
-	name=${name#test_}
+# the host tests by name (test_NAME.sh), in the order the first worker
+# takes them
+host_names=()
+for t in "$host_tests"/test_*.sh; do
+	t=$(basename "$t" .sh)
+	host_names+=("${t#test_}")
+done
+host_one() { # NAME: run host test NAME unless another took it
+	local name=$1 t1=$SECONDS
 	mkdir "$out/host-claim-$name" 2>/dev/null || return 0
-	env "${host_unset[@]}" nice -n 5 bash "$t" >"$out/host-$name.log" 2>&1
+	env "${host_unset[@]}" nice -n 5 bash "$host_tests/test_$name.sh" >"$out/host-$name.log" 2>&1
 	echo $? $((SECONDS - t1)) >"$out/host-$name.rc.tmp"
 	mv "$out/host-$name.rc.tmp" "$out/host-$name.rc"
 }
-host_run() {
-	local t
-	for t in "$host_tests"/test_*.sh; do
-		host_one "$t"
-	done
-}
-host_help() {
-	local t tests=()
+host_work() { # [reverse]: every host test not yet taken, from either end
+	local i n=${#host_names[@]}
 	[ -n "$do_host" ] || return 0
-	for t in "$host_tests"/test_*.sh; do
-		tests=("$t" "${tests[@]}")
-	done
-	for t in "${tests[@]}"; do
-		host_one "$t"
+	for ((i = 0; i < n; i++)); do
+		if [ "${1:-}" = reverse ]; then
+			host_one "${host_names[n - 1 - i]}"
+		else
+			host_one "${host_names[i]}"
+		fi
 	done
 }
+host_help() { host_work reverse; }
 host_collect() {
-	local t name rc secs RPART=host
+	local name rc secs RPART=host
 	wait "$host_pid" "$host_pid2"
-	# the tests the lanes took may still run
-	for t in "$host_tests"/test_*.sh; do
-		name=$(basename "$t" .sh)
-		name=${name#test_}
+	for name in "${host_names[@]}"; do
+		# a test a lane took may still run
 		while [ -d "$out/host-claim-$name" ] && [ ! -e "$out/host-$name.rc" ]; do
 			sleep 2
 		done
-	done
-	for t in "$host_tests"/test_*.sh; do
-		name=$(basename "$t" .sh)
-		name=${name#test_}
 		rc= secs=
 		read -r rc secs <"$out/host-$name.rc" 2>/dev/null
 		case $rc in
@@ -751,7 +746,7 @@ host_pid= host_pid2=
 if [ -n "$do_host" ]; then
 	# a resumed run's output may hold an unfinished run's claims
 	rm -rf "$out"/host-claim-* "$out"/host-*.rc
-	host_run &
+	host_work &
 	host_pid=$!
 	host_help &
 	host_pid2=$!
@@ -1573,9 +1568,10 @@ if [ "${NRP_LANES:-2}" = 1 ] || [ ${#lane_a[@]} = 0 ] || [ ${#lane_b_kernels[@]}
 	late_boots=()
 	run_kernels $kernels -- "$@"
 else
-	case " ${NRP_SHAPE_SMP-$shape_default} " in
-	*" 2:isolcpus=1 "*) in_list stock "${lane_a[@]}" && late_boots+=("shape stock 2:isolcpus=1") ;;
-	esac
+	# stock's shape boots of kernel arguments (isolcpus=: shape_cpus alone)
+	for smp in ${NRP_SHAPE_SMP-$shape_default}; do
+		case $smp in *:*) in_list stock "${lane_a[@]}" && late_boots+=("shape stock $smp") ;; esac
+	done
 	rm -rf "$out"/late-claim-*
 	# lane B's lines are shown when it is done, not interleaved with A's
 	( host_pid=; run_kernels "${lane_b_kernels[@]}" -- "$@"; late_run; host_help ) >"$out/lane-b.log" 2>&1 &
