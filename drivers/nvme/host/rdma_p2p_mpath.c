@@ -134,6 +134,16 @@ static void nrp_assert_facts_still(void)
 		       lockdep_is_held(&nrp_mark_lock));
 }
 
+/* Sets one of the flags a mark rests on: under both locks, in their order. */
+static void nrp_mpath_set_fact(bool *fact)
+{
+	mutex_lock(&nrp_mpath_lock);
+	mutex_lock(&nrp_mark_lock);
+	*fact = true;
+	mutex_unlock(&nrp_mark_lock);
+	mutex_unlock(&nrp_mpath_lock);
+}
+
 /* Whether heads of subsystem @subnqn may take P2P pages. */
 static bool nrp_subsys_p2p_ok(const char *subnqn)
 {
@@ -534,18 +544,10 @@ static void nrp_mpath_watch_disks(void)
 	/* (outside our locks: add_dev takes one under the class's mutex) */
 	if (class_interface_register(&nrp_block_intf)) {
 		pr_err("cannot watch the block class: no PCI P2PDMA on multipath heads\n");
-		mutex_lock(&nrp_mpath_lock);
-		mutex_lock(&nrp_mark_lock);
-		nrp_mpath_blind = true;
-		mutex_unlock(&nrp_mark_lock);
-		mutex_unlock(&nrp_mpath_lock);
+		nrp_mpath_set_fact(&nrp_mpath_blind);
 		return;
 	}
-	mutex_lock(&nrp_mpath_lock);
-	mutex_lock(&nrp_mark_lock);
-	nrp_block_registered = true;
-	mutex_unlock(&nrp_mark_lock);
-	mutex_unlock(&nrp_mpath_lock);
+	nrp_mpath_set_fact(&nrp_block_registered);
 }
 
 static void nrp_mpath_work_fn(struct work_struct *work)
@@ -688,11 +690,7 @@ void nrp_mpath_ctrl_add(struct nrp_ctrl *ctrl)
 	if (class_interface_register(&nrp_nvme_intf)) {
 		/* never seeing other controllers, P2P on heads is never safe */
 		pr_err("cannot watch the nvme class: no PCI P2PDMA on multipath heads\n");
-		mutex_lock(&nrp_mpath_lock);
-		mutex_lock(&nrp_mark_lock);
-		nrp_mpath_blind = true;
-		mutex_unlock(&nrp_mark_lock);
-		mutex_unlock(&nrp_mpath_lock);
+		nrp_mpath_set_fact(&nrp_mpath_blind);
 		/* registered or not, the interface is never registered again */
 		return;
 	}
