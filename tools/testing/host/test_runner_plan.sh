@@ -65,24 +65,20 @@ has "$d" auth && fail "debug boot runs auth although stock-6.12 runs it: $d"
 has "$(job both stock-6.12)" auth || fail "stock-6.12 beside debug lost auth"
 echo "debug beside stock-6.12: $(echo "$d" | wc -w) words, auth on stock-6.12"
 
-# debug-6.12: the user-space path under the checkers is p2p_user_fs in the
-# check tier; p2p_user_raw joins it in the full
-# tier (--list: what each boot would run, nothing run; a full tier run on
-# the stand-in would run make demo, and build its kernel)
+# debug-6.12: the user-space path under the checkers, raw and files, in
+# both tiers (--list: what each boot would run, nothing run; a full tier
+# run on the stand-in would run make demo, and build its kernel)
 for tier in check full; do
 	NRP_CACHE=$cache "$TOP/tools/testing/run-all.sh" --tier $tier --kernels debug-6.12 --list \
 		--out "$work/dbg612$tier" >"$work/dbg612$tier.log" 2>&1 ||
 		{ cat "$work/dbg612$tier.log"; fail "run-all.sh --tier $tier --list failed"; }
 	d=$(sed -n 's/^guest debug-6.12: //p' "$work/dbg612$tier.log")
 	[ -n "$d" ] || { cat "$work/dbg612$tier.log"; fail "$tier tier: --list named no debug-6.12 boot"; }
-	has "$d" p2p_user_fs || fail "debug-6.12 in the $tier tier lacks p2p_user_fs: $d"
-	if [ $tier = check ]; then
-		has "$d" p2p_user_raw && fail "debug-6.12 in the check tier runs p2p_user_raw: $d"
-	else
-		has "$d" p2p_user_raw || fail "debug-6.12 in the full tier lacks p2p_user_raw: $d"
-	fi
+	for t in p2p_user_raw p2p_user_fs p2p_multipath heads_during_free; do
+		has "$d" $t || fail "debug-6.12 in the $tier tier lacks $t: $d"
+	done
 done
-echo "debug-6.12: p2p_user_fs in both tiers, p2p_user_raw in the full tier"
+echo "debug-6.12: p2p_user_raw, p2p_user_fs, p2p_multipath and heads_during_free in both tiers"
 
 # Beside the p2p kernel (the check tier's default kernels) the debug boot
 # runs its own short list and nothing else: the P2P set stays on p2p.

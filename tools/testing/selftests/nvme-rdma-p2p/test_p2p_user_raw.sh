@@ -16,17 +16,24 @@
 # printed side by side.
 #
 # Skips on kernels without P2PDMA (stock) and without the user-space path
-# (6.1: no p2pmem/allocate). Under the debug kernel the largest size is
-# 64 MiB (io_uring, 16 deep) and the synchronous one 16 MiB, and the
-# in-tree side is left to the kernels without the checkers; in the check
-# tier (NRP_TIER=check, run-all.sh) the largest is 256 MiB, a quarter of
-# the full tier's rxe traffic under TCG for the same assertions.
+# (6.1: no p2pmem/allocate). In the check tier (NRP_TIER=check,
+# run-all.sh) the largest size is 256 MiB, a quarter of the full tier's
+# rxe traffic under TCG for the same assertions. Under the debug kernel
+# the largest is 64 MiB (io_uring, 16 deep) and the synchronous one
+# 16 MiB, in the check tier 16 and 4 MiB: every call, alignment and
+# memory kind still runs under KASAN and lockdep, and a request still
+# spans many MRs and queue entries; the in-tree side is left to the
+# kernels without the checkers.
 # nrp-timeout: 1800
 . "$(dirname "$0")/lib_p2p.sh"
 
 big=1024 mid=64
 [ "${NRP_TIER:-}" = check ] && big=256
-case $(uname -r) in *-nrp-debug*) big=64 mid=16 ;; esac
+case $(uname -r) in
+*-nrp-debug*)
+	big=64 mid=16
+	[ "${NRP_TIER:-}" = check ] && big=16 mid=4 ;;
+esac
 nrp_p2p_user_setup $((big + 16))
 [ "$NRP_P2PMEM_AVAIL" -ge $((big << 20)) ] ||
 	nrp_fail "only $NRP_P2PMEM_AVAIL bytes of p2pmem available, $big MiB needed (run-guest.sh --gpu-mem 2G)"
