@@ -84,8 +84,12 @@ rm -rf "$d/tree"
 
 for h in "${heads[@]}"; do
 	p=${h%=*} v=${h#*=}
-	f=$(ls /var/cache/apt/archives/"${p}_${v//:/%3a}"_*.deb 2>/dev/null | head -n1)
-	if [ -n "$f" ] && [ -z "$variant" ]; then
+	# this host's apt cache holds its own series' headers, never the
+	# Debian 13 root's (find: no match is no error under pipefail)
+	f=
+	[ -n "$variant" ] ||
+		f=$(find /var/cache/apt/archives -maxdepth 1 -name "${p}_${v//:/%3a}_*.deb" -print -quit)
+	if [ -n "$f" ]; then
 		cp "$f" "$d/headers/"
 	else
 		"${in_root[@]}" bash -c 'cd "$1" && apt-get download -q "$2" >/dev/null' \
