@@ -129,6 +129,35 @@ nrp_failover_bound() {
 	echo "$b"
 }
 
+# Wait until the path disks DIR... hold no request that must fail over
+# (started ones, and those that hold a tag and wait on a quiesced queue),
+# and fail unless they emptied within BOUND seconds of T (nrp_now when
+# their controllers left LIVE; nrp_failover_bound). WHAT names them in
+# the messages. The bound is judged on the time read after the last
+# look, not on the loop's clock: one look at sysfs and debugfs in a TCG
+# guest on a loaded host can take seconds, and a drain that ends during
+# it is still late. A path disk gone holds nothing. Leaves the seconds it
+# took in NRP_FAILOVER_SECS.
+nrp_expect_failover() { # WHAT T BOUND DIR...
+	local what=$1 t=$2 bound=$3 held p n m
+	shift 3
+	while :; do
+		held=0
+		for p in "$@"; do
+			n=$(nrp_path_inflight "$p") m=$(nrp_path_tagged "$p")
+			held=$((held + ${n:-0} + ${m:-0}))
+		done
+		NRP_FAILOVER_SECS=$(nrp_secs "$t" "$(nrp_now)")
+		awk -v s="$NRP_FAILOVER_SECS" -v m="$bound" 'BEGIN { exit !(s <= m) }' ||
+			break
+		[ "$held" = 0 ] && return 0
+		nrp_nap 0.1
+	done
+	[ "$held" = 0 ] ||
+		nrp_fail "$what still held $held requests ${NRP_FAILOVER_SECS}s after leaving live, more than ${bound}s: the failover waits"
+	nrp_fail "$what emptied ${NRP_FAILOVER_SECS}s after leaving live, more than ${bound}s: the failover waited"
+}
+
 # Requests in flight on path $1 (a sysfs disk directory): reads + writes.
 nrp_path_inflight() { awk '{ print $1 + $2 }' "$1/inflight" 2>/dev/null; }
 

@@ -263,6 +263,52 @@ nrp_p2p_ckpt_exact() {
 	echo "  counters: p2p_bytes_mapped +$((2 * bytes)), host_bytes_mapped +0, $data data commands, $segs P2P segments"
 }
 
+# The checkpoint the multipath tests cut a path under: MIB MiB to the head
+# $NRP_NS in 1 MiB requests 16 deep, read back and compared; from mapped
+# P2P memory with O_DIRECT through io_uring where the kernel has
+# user-space P2PDMA (NRP_CKPT_USER, nrp_gpu_setup_ckpt), else by the GPU
+# stand-in's in-kernel mover. It runs in the background, its output in
+# LOG; NRP_CKPT_PID is its pid, killed at cleanup.
+nrp_ckpt_start() { # MIB LOG
+	local how=(--gpu "$NRP_GPU")
+	[ -n "${NRP_CKPT_USER:-}" ] && how=(--user --io uring)
+	"$NRP_P2P_TOOL" "${how[@]}" --dev "$NRP_NS" --size "$1M" --chunk 1M \
+		--qd 16 --stats none >"$2" 2>&1 &
+	nrp_ckpt_started "$2"
+}
+
+# Take the background job just started (a checkpoint, or fio) as the
+# checkpoint of nrp_ckpt_wait and nrp_ckpt_end, its output in LOG.
+nrp_ckpt_started() { # LOG
+	NRP_CKPT_PID=$! NRP_CKPT_LOG=$1
+	nrp_cleanup_push "kill $NRP_CKPT_PID"
+}
+
+# Wait, for at most TICKS tenths of a second, until the byte count that
+# COMMAND... prints has grown BYTES past BASE; a checkpoint that ended
+# first fails the test, unless WHAT is empty (then the caller checks).
+nrp_ckpt_wait() { # BASE BYTES TICKS WHAT COMMAND...
+	local base=$1 bytes=$2 ticks=$3 what=$4
+	shift 4
+	for _ in $(seq "$ticks"); do
+		[ $(($("$@") - base)) -ge "$bytes" ] && break
+		nrp_running "$NRP_CKPT_PID" || break
+		sleep 0.1
+	done
+	[ -z "$what" ] || nrp_running "$NRP_CKPT_PID" ||
+		nrp_fail "the checkpoint ended before $what: $(tail -n 3 "$NRP_CKPT_LOG")"
+}
+
+# The checkpoint ended well across WHAT (a path cut, an ANA change):
+# exit 0 and p2p-checkpoint's verification line; its summary printed.
+nrp_ckpt_end() { # WHAT
+	wait "$NRP_CKPT_PID" ||
+		{ tail -n 20 "$NRP_CKPT_LOG"; nrp_fail "the checkpoint failed across $1"; }
+	grep -q "^checkpoint verified" "$NRP_CKPT_LOG" ||
+		{ tail -n 20 "$NRP_CKPT_LOG"; nrp_fail "no verification line"; }
+	grep -E "^(checkpoint verified|write |read )" "$NRP_CKPT_LOG" | sed 's/^/  /'
+}
+
 # p2p-checkpoint --user with arguments $2...; $1 is what must happen:
 # "served" (exit 0 and verified) or "refused" (exit 3, P2P pages not
 # pinned for the device) or "refused-align" (exit 5, O_DIRECT alignment).
@@ -297,6 +343,27 @@ _nrp_uckpt_phase() { # VAR-SUFFIX PHASE
 	line=$(echo "$NRP_UCKPT_OUT" | awk -v p="$2" '$1 == "phase" && $2 == p')
 	printf -v "NRP_UCKPT_P2P_$1" '%s' "$(echo "$line" | awk '{ for (i = 1; i < NF; i++) if ($i == "p2p_bytes_mapped") print $(i + 1) }')"
 	printf -v "NRP_UCKPT_HOST_$1" '%s' "$(echo "$line" | awk '{ for (i = 1; i < NF; i++) if ($i == "host_bytes_mapped") print $(i + 1) }')"
+}
+
+# The user-space tests' turn from our side to the in-tree one: our
+# controller ended live with no P2P request unreachable; then, except
+# under the debug kernel, the in-tree nvme_rdma connects to the same
+# target. Under the debug kernel the test passes here: the checkers watch
+# our module, and upstream's code refusing the same requests runs on the
+# kernels without them (stock 7.3 in the check tier, every P2PDMA kernel
+# in the full tier).
+nrp_p2p_user_then_intree() {
+	[ "$(nrp_stat "$NRP_CTRL" p2p_unreachable)" = 0 ] ||
+		nrp_fail "p2p_unreachable is $(nrp_stat "$NRP_CTRL" p2p_unreachable)"
+	[ "$(nrp_ctrl_state "$NRP_CTRL")" = live ] || nrp_fail "$NRP_CTRL is $(nrp_ctrl_state "$NRP_CTRL")"
+	case $(uname -r) in
+	*-nrp-debug*)
+		echo "in-tree side by side: not under the debug kernel (stock 7.3 and the full tier run it)"
+		nrp_pass ;;
+	esac
+	echo "in-tree nvme_rdma on the same target:"
+	nrp_p2p_intree_connect
+	echo "  $NRP_CTRL: $NRP_NS, transport rdma (in-tree)"
 }
 
 # Connect the in-tree nvme_rdma (transport "rdma") to the same target,

@@ -49,22 +49,8 @@ echo "head $NRP_NS: $c1 $(cat "$p1/ana_state"), $c2 $(cat "$p2/ana_state")"
 b1=$(nrp_stat "$c1" p2p_bytes_mapped) b2=$(nrp_stat "$c2" p2p_bytes_mapped)
 hb=$(($(nrp_io_stat "$c1" host_bytes_mapped) + $(nrp_io_stat "$c2" host_bytes_mapped)))
 
-log=/tmp/ana-ckpt.log
-if [ -n "$user" ]; then
-	"$NRP_P2P_TOOL" --user --dev "$NRP_NS" --size "${mib}M" --io uring --chunk 1M \
-		--qd 16 --stats none >$log 2>&1 &
-else
-	"$NRP_P2P_TOOL" --gpu "$NRP_GPU" --dev "$NRP_NS" --size "${mib}M" --chunk 1M \
-		--qd 16 --stats none >$log 2>&1 &
-fi
-ck=$!
-nrp_cleanup_push "kill $ck"
-for _ in $(seq $((1200 * NRP_SLOW))); do
-	[ $(($(nrp_stat "$c1" p2p_bytes_mapped) - b1)) -ge $((mib << 18)) ] && break
-	nrp_running $ck || break
-	sleep 0.1
-done
-nrp_running $ck || nrp_fail "the checkpoint ended before the ANA change: $(tail -n 3 $log)"
+nrp_ckpt_start "$mib" /tmp/ana-ckpt.log
+nrp_ckpt_wait "$b1" $((mib << 18)) $((1200 * NRP_SLOW)) "the ANA change" nrp_stat "$c1" p2p_bytes_mapped
 [ "$(nrp_stat "$c2" p2p_bytes_mapped)" = "$b2" ] ||
 	nrp_fail "P2P went over the non-optimized path before the change"
 t0=$(nrp_now)
@@ -76,9 +62,7 @@ for _ in $(seq 300); do
 done
 [ "$(cat "$p2/ana_state")" = optimized ] || nrp_fail "the host did not learn the ANA change: $(cat "$p1/ana_state"), $(cat "$p2/ana_state")"
 echo "ANA change seen by the host after $(nrp_secs "$t0" "$(nrp_now)")s: $c1 $(cat "$p1/ana_state"), $c2 $(cat "$p2/ana_state")"
-wait $ck || { tail -n 20 $log; nrp_fail "the checkpoint failed across the ANA change"; }
-grep -q "^checkpoint verified" $log || { tail -n 20 $log; nrp_fail "no verification line"; }
-grep -E "^(checkpoint verified|write |read )" $log | sed 's/^/  /'
+nrp_ckpt_end "the ANA change"
 d1=$(($(nrp_stat "$c1" p2p_bytes_mapped) - b1)) d2=$(($(nrp_stat "$c2" p2p_bytes_mapped) - b2))
 nrp_expect "host bytes" $(($(nrp_io_stat "$c1" host_bytes_mapped) + $(nrp_io_stat "$c2" host_bytes_mapped) - hb)) 0
 [ "$d1" -gt 0 ] && [ "$d2" -gt 0 ] || nrp_fail "P2P over one path only ($d1, $d2)"

@@ -46,62 +46,34 @@ rc1=$(pstat "$c1" reconnects) rc2=$(pstat "$c2" reconnects)
 su1=$(nrp_ioq_setups "$c1" "$c2")
 echo "head $NRP_NS over $c1 and $c2, P2P on; a $mib MiB checkpoint, $([ -n "$user" ] && echo "user-space O_DIRECT from mapped P2P memory" || echo "the in-kernel mover")"
 
-log=/tmp/pathloss-ckpt.log
-if [ -n "$user" ]; then
-	"$NRP_P2P_TOOL" --user --dev "$NRP_NS" --size "${mib}M" --io uring --chunk 1M \
-		--qd 16 --stats none >$log 2>&1 &
-else
-	"$NRP_P2P_TOOL" --gpu "$NRP_GPU" --dev "$NRP_NS" --size "${mib}M" --chunk 1M \
-		--qd 16 --stats none >$log 2>&1 &
-fi
-ck=$!
-nrp_cleanup_push "kill $ck"
+nrp_ckpt_start "$mib" /tmp/pathloss-ckpt.log
 # cut path 2 once a quarter of the write went over it
-for _ in $(seq $((1200 * NRP_SLOW))); do
-	[ $(($(pstat "$c2" p2p_bytes_mapped) - b2)) -ge $((mib << 18)) ] && break
-	nrp_running $ck || break
-	sleep 0.1
-done
-nrp_running $ck || nrp_fail "the checkpoint ended before path 2 could be cut: $(tail -n 3 $log)"
+nrp_ckpt_wait "$b2" $((mib << 18)) $((1200 * NRP_SLOW)) "path 2 could be cut" pstat "$c2" p2p_bytes_mapped
 t0=$(nrp_now)
 nrp_port_off 2 || nrp_fail "cannot take port 2 away"
 nrp_cleanup_push "nrp_port_on 2"
 for _ in $(seq 300); do [ "$(nrp_ctrl_state "$c2")" != live ] && break; sleep 0.1; done
 [ "$(nrp_ctrl_state "$c2")" != live ] || nrp_fail "$c2 stayed live with its port gone"
-tleft=$(nrp_secs "$t0" "$(nrp_now)")
-echo "port 2 away ${tleft}s: $c2 $(nrp_ctrl_state "$c2")"
+tl=$(nrp_now)
+echo "port 2 away $(nrp_secs "$t0" "$tl")s: $c2 $(nrp_ctrl_state "$c2")"
 # Path 2's requests, started or waiting for their queue, leave it within
 # a bound of its controller leaving live (failover, not an I/O timeout
 # or the reconnect), as in test_failover_queued.sh (9.2 s measured on a
 # host loaded by four other guests).
-p2=$(nrp_path_sysfs "$c2") || nrp_fail "no path disk of $c2"
 bound=$(nrp_failover_bound)
-end=$((SECONDS + bound))
-while [ "$SECONDS" -le "$end" ]; do
-	[ "$(nrp_path_inflight "$p2")" = 0 ] && [ "$(nrp_path_tagged "$p2")" = 0 ] && break
-	sleep 0.1
-done
-tdrain=$(nrp_secs "$t0" "$(nrp_now)")
-[ "$(nrp_path_inflight "$p2")" = 0 ] && [ "$(nrp_path_tagged "$p2")" = 0 ] ||
-	nrp_fail "path 2 still holds $(nrp_path_inflight "$p2") started and $(nrp_path_tagged "$p2") tagged requests ${tdrain}s after the cut, more than ${bound}s after $c2 left live"
-echo "path 2 empty ${tdrain}s after the cut (bound: ${bound}s after leaving live)"
+nrp_expect_failover "path 2" "$tl" "$bound" "$p2"
+echo "path 2 empty ${NRP_FAILOVER_SECS}s after $c2 left live, $(nrp_secs "$t0" "$(nrp_now)")s after the cut (bound: ${bound}s after leaving live)"
 # back after the checkpoint went on over path 1 alone for 32 MiB; a
 # path 1 that stalls fails the test
 a1=$(pstat "$c1" p2p_bytes_mapped)
-for _ in $(seq $((600 * NRP_SLOW))); do
-	[ $(($(pstat "$c1" p2p_bytes_mapped) - a1)) -ge $((32 << 20)) ] && break
-	nrp_running $ck || break
-	sleep 0.1
-done
+nrp_ckpt_wait "$a1" $((32 << 20)) $((600 * NRP_SLOW)) "" pstat "$c1" p2p_bytes_mapped
 moved=$(($(pstat "$c1" p2p_bytes_mapped) - a1))
-[ "$moved" -ge $((32 << 20)) ] || ! nrp_running $ck ||
+[ "$moved" -ge $((32 << 20)) ] || ! nrp_running "$NRP_CKPT_PID" ||
 	nrp_fail "path 1 carried $((moved >> 20)) MiB in $((60 * NRP_SLOW))s after the cut: it stalls"
 nrp_port_on 2 || nrp_fail "cannot give port 2 back"
 nrp_wait_state "$c2" $((60 * NRP_SLOW)) || nrp_fail "$c2 not live after port 2 came back"
 echo "port 2 back after $(nrp_secs "$t0" "$(nrp_now)")s: $c2 live"
-wait $ck || { tail -n 20 $log; nrp_fail "the checkpoint failed across the path loss"; }
-grep -q "^checkpoint verified" $log || { tail -n 20 $log; nrp_fail "no verification line"; }
-grep -E "^(checkpoint verified|write |read )" $log | sed 's/^/  /'
+nrp_ckpt_end "the path loss"
 d1=$(($(pstat "$c1" p2p_bytes_mapped) - b1)) d2=$(($(pstat "$c2" p2p_bytes_mapped) - b2))
 hb=$(($(nrp_io_stat "$c1" host_bytes_mapped) - hb1 + $(nrp_io_stat "$c2" host_bytes_mapped) - hb2))
 # The only host memory an I/O queue maps here is a reconnect's Connect

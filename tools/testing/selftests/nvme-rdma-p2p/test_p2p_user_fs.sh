@@ -109,21 +109,9 @@ one_fs() { # FS BIG-MIB
 
 one_fs xfs "$big"
 one_fs ext4 "$big_ext4"
-[ "$(nrp_stat "$NRP_CTRL" p2p_unreachable)" = 0 ] || nrp_fail "p2p_unreachable is $(nrp_stat "$NRP_CTRL" p2p_unreachable)"
-[ "$(nrp_ctrl_state "$NRP_CTRL")" = live ] || nrp_fail "$NRP_CTRL is $(nrp_ctrl_state "$NRP_CTRL")"
 
-# Under the debug kernel the checkers watch our module: the in-tree side,
-# upstream's code refusing the same requests, runs on the kernels without
-# them (stock 7.3 in the check tier, every P2PDMA kernel in the full tier).
-case $(uname -r) in
-*-nrp-debug*)
-	echo "in-tree side by side: not under the debug kernel (stock 7.3 and the full tier run it)"
-	nrp_pass ;;
-esac
-
-echo "in-tree nvme_rdma on the same target:"
-nrp_p2p_intree_connect
-echo "  $NRP_CTRL: $NRP_NS, transport rdma (in-tree)"
+# The same files through the in-tree nvme_rdma of this kernel.
+nrp_p2p_user_then_intree
 intree_fs() { # FS
 	local fs=$1
 	mkfs_mount "$fs" "$NRP_NS"

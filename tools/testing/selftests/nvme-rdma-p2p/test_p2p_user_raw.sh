@@ -123,22 +123,9 @@ done
 nrp_p2p_user refused-align --dev "$NRP_NS" --size 1M --offset $((lbs / 2))
 echo "  device offset $((lbs / 2)): refused by O_DIRECT"
 ours[devoff]="refused: EINVAL (alignment)"
-[ "$(nrp_stat "$NRP_CTRL" p2p_unreachable)" = 0 ] || nrp_fail "p2p_unreachable is $(nrp_stat "$NRP_CTRL" p2p_unreachable)"
-[ "$(nrp_ctrl_state "$NRP_CTRL")" = live ] || nrp_fail "$NRP_CTRL is $(nrp_ctrl_state "$NRP_CTRL")"
-
-# Under the debug kernel the checkers watch our module: the in-tree side,
-# upstream's code refusing the same requests, runs on the kernels without
-# them (stock 7.3 in the check tier, every P2PDMA kernel in the full tier).
-case $(uname -r) in
-*-nrp-debug*)
-	echo "in-tree side by side: not under the debug kernel (stock 7.3 and the full tier run it)"
-	nrp_pass ;;
-esac
 
 # The same requests through the in-tree nvme_rdma of this kernel.
-echo "in-tree nvme_rdma on the same target:"
-nrp_p2p_intree_connect
-echo "  $NRP_CTRL: $NRP_NS, transport rdma (in-tree)"
+nrp_p2p_user_then_intree
 intree() { # KEY WANT WHAT ARGS...
 	local key=$1 want=$2 what=$3 res
 	shift 3

@@ -69,12 +69,8 @@ echo "head $NRP_NS over $c1 (link 1, $ana1) and $c2 (link 2, $ana2), $pol; a $mi
 
 log=/tmp/pair-mpath.log
 t00=$(nrp_now)
-if [ -n "$user" ]; then
-	"$NRP_P2P_TOOL" --user --dev "$NRP_NS" --size "${mib}M" --io uring --chunk 1M \
-		--qd 16 --stats none >$log 2>&1 &
-elif [ -n "$p2p" ]; then
-	"$NRP_P2P_TOOL" --gpu "$NRP_GPU" --dev "$NRP_NS" --size "${mib}M" --chunk 1M \
-		--qd 16 --stats none >$log 2>&1 &
+if [ -n "$p2p" ]; then
+	nrp_ckpt_start "$mib" $log
 else
 	# (512 KiB: a 1 MiB write is split at the paths' 1020 KiB limit into
 	# two parts, and round-robin, which takes turns per part, would send
@@ -83,16 +79,10 @@ else
 	fio --name=ckpt --filename="$NRP_NS" --direct=1 --ioengine=libaio --rw=write \
 		--bs=512k --iodepth=16 --size="${mib}m" --verify=crc32c --verify_fatal=1 \
 		--do_verify=1 --output=$log &
+	nrp_ckpt_started $log
 fi
-ck=$!
-nrp_cleanup_push "kill $ck"
 # the cable goes once a quarter of the write went over path 2
-for _ in $(seq $((3000 * NRP_SLOW))); do
-	[ $(($(moved "$p2") - m2)) -ge $((mib << 18)) ] && break
-	nrp_running $ck || break
-	sleep 0.1
-done
-nrp_running $ck || nrp_fail "the checkpoint ended before link 2 could be cut: $(tail -n 3 $log)"
+nrp_ckpt_wait "$m2" $((mib << 18)) $((3000 * NRP_SLOW)) "link 2 could be cut" moved "$p2"
 pre1=$(($(moved "$p1") - m1)) pre2=$(($(moved "$p2") - m2))
 # before the pull: a pull that fails half-way (one side off) is undone too
 nrp_cleanup_push "nrp_pair_ctl link on both 2"
@@ -100,7 +90,7 @@ out=$(nrp_pair_ctl link off both 2) || nrp_fail "cannot pull link 2: $out"
 t0=$(nrp_now)
 tleft=
 for _ in $(seq $((600 * NRP_SLOW))); do
-	[ "$(nrp_ctrl_state "$c2")" != live ] && { tleft=$(nrp_secs "$t0" "$(nrp_now)"); break; }
+	[ "$(nrp_ctrl_state "$c2")" != live ] && { tl=$(nrp_now) tleft=$(nrp_secs "$t0" "$tl"); break; }
 	sleep 0.1
 done
 [ -n "$tleft" ] || nrp_fail "$c2 stayed live $(nrp_secs "$t0" "$(nrp_now)")s with link 2 pulled"
@@ -119,21 +109,11 @@ echo "link 2 pulled: $c2 left live after ${tleft}s ($(nrp_ctrl_state "$c2"))"
 awk -v s="$tleft" -v m=$((20 * NRP_SLOW)) 'BEGIN { exit !(s <= m) }' ||
 	nrp_fail "$c2 left live only ${tleft}s after its cable was pulled (bound $((20 * NRP_SLOW))s)"
 bound=$(nrp_failover_bound 25)
-end=$((SECONDS + bound))
-while [ "$SECONDS" -le "$end" ]; do
-	[ "$(nrp_path_inflight "$p2")" = 0 ] && [ "$(nrp_path_tagged "$p2")" = 0 ] && break
-	sleep 0.1
-done
-[ "$(nrp_path_inflight "$p2")" = 0 ] && [ "$(nrp_path_tagged "$p2")" = 0 ] ||
-	nrp_fail "path 2 still holds $(nrp_path_inflight "$p2") started and $(nrp_path_tagged "$p2") tagged requests ${bound}s after $c2 left live"
-echo "path 2 empty $(nrp_secs "$t0" "$(nrp_now)")s after the pull (bound: ${bound}s after leaving live)"
+nrp_expect_failover "path 2" "$tl" "$bound" "$p2"
+echo "path 2 empty ${NRP_FAILOVER_SECS}s after $c2 left live, $(nrp_secs "$t0" "$(nrp_now)")s after the pull (bound: ${bound}s after leaving live)"
 # the checkpoint goes on over path 1 alone for a while
 a1=$(moved "$p1") a2=$(moved "$p2")
-for _ in $(seq $((3000 * NRP_SLOW))); do
-	[ $(($(moved "$p1") - a1)) -ge $((mib << 17)) ] && break
-	nrp_running $ck || break
-	sleep 0.1
-done
+nrp_ckpt_wait "$a1" $((mib << 17)) $((3000 * NRP_SLOW)) "" moved "$p1"
 [ $(($(moved "$p1") - a1)) -gt 0 ] || nrp_fail "nothing moved over path 1 with link 2 pulled"
 [ "$(moved "$p2")" = "$a2" ] || nrp_fail "path 2 moved data with its cable pulled"
 [ "$(nrp_ctrl_state "$c2")" != live ] || nrp_fail "$c2 live again with link 2 still pulled"
@@ -142,11 +122,10 @@ out=$(nrp_pair_ctl link on both 2) || nrp_fail "cannot plug link 2 back: $out"
 t1=$(nrp_now)
 nrp_wait_state "$c2" $((90 * NRP_SLOW)) || nrp_fail "$c2 not live 90 s after link 2 came back ($(nrp_ctrl_state "$c2"))"
 echo "link 2 back: $c2 live after $(nrp_secs "$t1" "$(nrp_now)")s"
-wait $ck || { tail -n 20 $log; nrp_fail "the checkpoint failed across the cut"; }
 if [ -n "$p2p" ]; then
-	grep -q "^checkpoint verified" $log || { tail -n 20 $log; nrp_fail "no verification line"; }
-	grep -E "^(checkpoint verified|write |read )" $log | sed 's/^/  /'
+	nrp_ckpt_end "the cut"
 else
+	wait "$NRP_CKPT_PID" || { tail -n 20 $log; nrp_fail "the checkpoint failed across the cut"; }
 	grep -q 'verify: bad' $log && nrp_fail "data corrupted across the cut"
 	grep -q 'err= 0' $log || { tail -n 20 $log; nrp_fail "fio reported an error"; }
 fi
