@@ -21,6 +21,10 @@
 nsubs=${NRP_MANY_SUBSYS:-16}
 nports=${NRP_MANY_PORTS:-4}
 mib=${NRP_MANY_MIB:-16}
+# NRP_MANY_IO_QUEUES=N: both sides connect with N I/O queues each, for a
+# like-for-like figure where the in-tree default cannot connect (below)
+qopt=()
+[ -z "${NRP_MANY_IO_QUEUES:-}" ] || qopt=(--nr-io-queues="$NRP_MANY_IO_QUEUES")
 cfs=/sys/kernel/config/nvmet
 nqn=nqn.2026-12.io.nvme-rdma-p2p:many
 subnqn() { echo "$nqn-$1"; }
@@ -129,7 +133,7 @@ run_all() { # TRANSPORT [CONNECT-OPTION...]
 	echo "$tr: all disconnected in ${td}s; RDMA resources as before ($res0)"
 }
 
-run_all "$NRP_TRANSPORT"
+run_all "$NRP_TRANSPORT" "${qopt[@]}"
 ours_c=$tc ours_d=$td
 refs=$(cat /sys/module/$NRP_MOD/refcnt)
 nrp_expect "$NRP_MOD reference count" "$refs" 0
@@ -144,9 +148,9 @@ nrp_cleanup_push "modprobe -r nvme-rdma"
 # in-tree side is timed with one I/O queue per controller, the most it
 # connects with, against our default (two I/O queues each): a ratio in
 # its favour.
-intree=() how=
+intree=("${qopt[@]}") how=${NRP_MANY_IO_QUEUES:+", $NRP_MANY_IO_QUEUES I/O queues each"}
 nrp_dmesg_mark
-if out=$(nvme connect -t rdma -a "$NRP_TGT_IP4" -s "$NRP_PORT" -n "$(subnqn 0)" 2>&1); then
+if out=$(nvme connect -t rdma -a "$NRP_TGT_IP4" -s "$NRP_PORT" -n "$(subnqn 0)" "${intree[@]}" 2>&1); then
 	nrp_must nvme disconnect -n "$(subnqn 0)"
 else
 	nrp_dmesg_since | grep -q 'Connect command failed, errno: -18' ||
