@@ -206,7 +206,8 @@ test_needs=(
 	"p2pdma: demo gpu_standin nrp_check nrp_check_multipath nrp_check_soft
 		p2p_checkpoint p2p_concurrent p2p_mpath_ana p2p_mpath_mixed
 		p2p_mpath_pathloss p2p_multipath p2p_nvmet p2p_unreachable p2p_mpath_alias
-		p2p_mpath_rescan p2p_mpath_requeue p2p_mpath_follow p2p_mpath_inflight"
+		p2p_mpath_rescan p2p_mpath_requeue p2p_mpath_follow p2p_mpath_follow_freeze
+		p2p_mpath_inflight"
 	"p2pdma pcie-topology: p2p_mpath_pcie_add"
 	"p2pdma p2p-user pcie-topology core-head: p2p_mpath_pcie_head"
 	"p2pdma p2p-user core-head: p2p_mpath_linger"
