@@ -129,33 +129,66 @@ nrp_failover_bound() {
 	echo "$b"
 }
 
-# Wait until the path disks DIR... hold no request that must fail over
-# (started ones, and those that hold a tag and wait on a quiesced queue),
+# What path disk $1 holds that must fail over: requests started (its
+# inflight) and those that hold a tag of it, waiting unstarted on a
+# quiesced queue (blk-mq's debugfs, as nrp_path_tagged), into NRP_HELD;
+# bash builtins alone, so that a look costs milliseconds, not the seconds
+# a fork takes in a TCG guest on a loaded host. A disk gone holds nothing;
+# a disk without blk-mq debugfs cannot be looked at, and fails the test.
+_nrp_path_held() { # DIR
+	local r w f line bt d=/sys/kernel/debug/block/${1##*/}
+	NRP_HELD=0
+	{ read -r r w <"$1/inflight"; } 2>/dev/null || return 0
+	NRP_HELD=$((r + w))
+	[ -d "$d" ] || nrp_fail "no blk-mq debugfs for ${1##*/} ($d): requests waiting on its queue cannot be counted"
+	for f in "$d"/hctx*/tags; do
+		bt=0
+		while read -r line; do
+			case $line in
+			bitmap_tags:*)	bt=1 ;;
+			*tags:*)	bt=0 ;;
+			busy=*)		[ $bt = 0 ] || NRP_HELD=$((NRP_HELD + ${line#busy=})) ;;
+			esac
+		done 2>/dev/null <"$f"
+	done
+}
+
+# Microseconds since the epoch; $1, if given, a time of nrp_now's.
+_nrp_usecs() {
+	if [ $# = 0 ]; then
+		echo "${EPOCHREALTIME//[.,]/}"
+	else
+		echo $((${1%.*} * 1000000 + 10#${1#*.} * 1000))
+	fi
+}
+
+# Wait until the path disks DIR... hold no request that must fail over,
 # and fail unless they emptied within BOUND seconds of T (nrp_now when
 # their controllers left LIVE; nrp_failover_bound). WHAT names them in
-# the messages. The bound is judged on the time read after the last
-# look, not on the loop's clock: one look at sysfs and debugfs in a TCG
-# guest on a loaded host can take seconds, and a drain that ends during
-# it is still late. A path disk gone holds nothing. Leaves the seconds it
-# took in NRP_FAILOVER_SECS.
+# the messages. A look that sees nothing held proves the drain ended by
+# then; one that began past the bound and still sees requests proves it
+# late. Looks are builtins only (_nrp_path_held): a slow one neither
+# passes a late drain nor fails one on time. Leaves the seconds from T to
+# the end of the look that saw them empty in NRP_FAILOVER_SECS.
 nrp_expect_failover() { # WHAT T BOUND DIR...
-	local what=$1 t=$2 bound=$3 held p n m
+	local what=$1 t bound=$3 start now held p
+	t=$(_nrp_usecs "$2")
 	shift 3
 	while :; do
+		start=${EPOCHREALTIME//[.,]/}
 		held=0
 		for p in "$@"; do
-			n=$(nrp_path_inflight "$p") m=$(nrp_path_tagged "$p")
-			held=$((held + ${n:-0} + ${m:-0}))
+			_nrp_path_held "$p"
+			held=$((held + NRP_HELD))
 		done
-		NRP_FAILOVER_SECS=$(nrp_secs "$t" "$(nrp_now)")
-		awk -v s="$NRP_FAILOVER_SECS" -v m="$bound" 'BEGIN { exit !(s <= m) }' ||
-			break
+		now=${EPOCHREALTIME//[.,]/}
+		NRP_FAILOVER_SECS=$((now - t))
+		NRP_FAILOVER_SECS=$((NRP_FAILOVER_SECS / 1000000)).$((NRP_FAILOVER_SECS / 100000 % 10))
 		[ "$held" = 0 ] && return 0
+		[ $((start - t)) -le $((bound * 1000000)) ] ||
+			nrp_fail "$what still held $held requests in a look begun more than ${bound}s after leaving live: the failover waits"
 		nrp_nap 0.1
 	done
-	[ "$held" = 0 ] ||
-		nrp_fail "$what still held $held requests ${NRP_FAILOVER_SECS}s after leaving live, more than ${bound}s: the failover waits"
-	nrp_fail "$what emptied ${NRP_FAILOVER_SECS}s after leaving live, more than ${bound}s: the failover waited"
 }
 
 # Requests in flight on path $1 (a sysfs disk directory): reads + writes.

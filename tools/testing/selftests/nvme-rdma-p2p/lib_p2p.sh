@@ -270,9 +270,9 @@ nrp_p2p_ckpt_exact() {
 # stand-in's in-kernel mover. It runs in the background, its output in
 # LOG; NRP_CKPT_PID is its pid, killed at cleanup.
 nrp_ckpt_start() { # MIB LOG
-	local how=(--gpu "$NRP_GPU")
-	[ -n "${NRP_CKPT_USER:-}" ] && how=(--user --io uring)
-	"$NRP_P2P_TOOL" "${how[@]}" --dev "$NRP_NS" --size "$1M" --chunk 1M \
+	local src=(--gpu "$NRP_GPU")
+	[ -n "${NRP_CKPT_USER:-}" ] && src=(--user --io uring)
+	"$NRP_P2P_TOOL" "${src[@]}" --dev "$NRP_NS" --size "$1M" --chunk 1M \
 		--qd 16 --stats none >"$2" 2>&1 &
 	nrp_ckpt_started "$2"
 }

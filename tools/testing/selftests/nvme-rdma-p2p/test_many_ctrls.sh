@@ -146,8 +146,8 @@ nrp_cleanup_push "modprobe -r nvme-rdma"
 # (blk_mq_alloc_request_hctx(): -EXDEV) and the whole connect fails; ours
 # deals the online CPUs out first (nrp_map_usable_first()). There the
 # in-tree side is timed with one I/O queue per controller, the most it
-# connects with, against our default (two I/O queues each): a ratio in
-# its favour.
+# connects with, against our default (one per online CPU): a ratio in its
+# favour.
 intree=("${qopt[@]}") how=${NRP_MANY_IO_QUEUES:+", $NRP_MANY_IO_QUEUES I/O queues each"}
 nrp_dmesg_mark
 if out=$(nvme connect -t rdma -a "$NRP_TGT_IP4" -s "$NRP_PORT" -n "$(subnqn 0)" "${intree[@]}" 2>&1); then
@@ -155,7 +155,9 @@ if out=$(nvme connect -t rdma -a "$NRP_TGT_IP4" -s "$NRP_PORT" -n "$(subnqn 0)" 
 else
 	nrp_dmesg_since | grep -q 'Connect command failed, errno: -18' ||
 		nrp_fail "rdma: the first connect failed: $out"
-	echo "rdma: its default connect fails at this shape ($(nproc) of $(getconf _NPROCESSORS_CONF) CPUs online): an I/O queue with no online CPU, its Connect refused with -EXDEV; ours connected every queue"
+	q="with its default queues"
+	[ -z "${NRP_MANY_IO_QUEUES:-}" ] || q="with $NRP_MANY_IO_QUEUES I/O queues each"
+	echo "rdma: its connect $q fails at this shape ($(nproc) of $(getconf _NPROCESSORS_CONF) CPUs online): an I/O queue with no online CPU, its Connect refused with -EXDEV; ours connected every queue"
 	intree=(--nr-io-queues=1) how=", in-tree with one I/O queue per controller"
 fi
 for _ in $(seq 100); do [ "$(nctrls)" = 0 ] && break; sleep 0.2; done

@@ -52,9 +52,9 @@ nrp_ckpt_wait "$b2" $((mib << 18)) $((1200 * NRP_SLOW)) "path 2 could be cut" ps
 t0=$(nrp_now)
 nrp_port_off 2 || nrp_fail "cannot take port 2 away"
 nrp_cleanup_push "nrp_port_on 2"
-for _ in $(seq 300); do [ "$(nrp_ctrl_state "$c2")" != live ] && break; sleep 0.1; done
-[ "$(nrp_ctrl_state "$c2")" != live ] || nrp_fail "$c2 stayed live with its port gone"
-tl=$(nrp_now)
+tl=
+for _ in $(seq 300); do [ "$(nrp_ctrl_state "$c2")" != live ] && { tl=$(nrp_now); break; }; sleep 0.1; done
+[ -n "$tl" ] || nrp_fail "$c2 stayed live with its port gone"
 echo "port 2 away $(nrp_secs "$t0" "$tl")s: $c2 $(nrp_ctrl_state "$c2")"
 # Path 2's requests, started or waiting for their queue, leave it within
 # a bound of its controller leaving live (failover, not an I/O timeout

@@ -246,9 +246,8 @@ for c in "${path2[@]}"; do
 done
 tcut=$(nrp_now)
 for ((s = 0; s < nsubs; s++)); do port_unlink 2 $s; done
-for _ in $(seq 600); do n_in_state 2 live; [ "$NST" = 0 ] && break; nrp_nap 0.1; done
+for _ in $(seq 600); do n_in_state 2 live; [ "$NST" = 0 ] && { tl=$(nrp_now); break; }; nrp_nap 0.1; done
 nrp_expect "path 2 controllers still live 60 s after path 2 went" "$NST" 0
-tl=$(nrp_now)
 echo "path 2 away: its $nsubs controllers left LIVE in $(nrp_secs "$tcut" "$tl")s"
 # failover: what path 2 held, started or waiting for its queue, moves to
 # path 1 within a bound of the last controller leaving live, not after an
