@@ -153,14 +153,8 @@ _nrp_path_held() { # DIR
 	done
 }
 
-# Microseconds since the epoch; $1, if given, a time of nrp_now's.
-_nrp_usecs() {
-	if [ $# = 0 ]; then
-		echo "${EPOCHREALTIME//[.,]/}"
-	else
-		echo $((${1%.*} * 1000000 + 10#${1#*.} * 1000))
-	fi
-}
+# A time of nrp_now's in microseconds, as ${EPOCHREALTIME//[.,]/} counts.
+_nrp_usecs() { echo $((${1%.*} * 1000000 + 10#${1#*.} * 1000)); }
 
 # Wait until the path disks DIR... hold no request that must fail over,
 # and fail unless they emptied within BOUND seconds of T (nrp_now when

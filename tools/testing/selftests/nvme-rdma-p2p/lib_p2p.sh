@@ -309,6 +309,18 @@ nrp_ckpt_end() { # WHAT
 	grep -E "^(checkpoint verified|write |read )" "$NRP_CKPT_LOG" | sed 's/^/  /'
 }
 
+# The kernel's answer for disk $1: 0 when the P2P submitter took it for a
+# 1 MiB checkpoint, 3 when it refused it (its queue lacks P2PDMA).
+nrp_p2p_submitter() {
+	local out rc
+	out=$("$NRP_P2P_TOOL" --gpu "$NRP_GPU" --dev "$1" --size 1M --stats none 2>&1)
+	rc=$?
+	case $rc in
+	0|3) echo "$rc" ;;
+	*) nrp_fail "p2p-checkpoint to $1: exit $rc: $out" ;;
+	esac
+}
+
 # p2p-checkpoint --user with arguments $2...; $1 is what must happen:
 # "served" (exit 0 and verified) or "refused" (exit 3, P2P pages not
 # pinned for the device) or "refused-align" (exit 5, O_DIRECT alignment).

@@ -27,18 +27,6 @@
 nrp_p2p_require
 nrp_nvme_core_multipath Y
 
-# The kernel's answer for disk $1: 0 when the P2P submitter took it for a
-# 1 MiB checkpoint, 3 when it refused it (its queue lacks P2PDMA).
-submitter() {
-	local out rc
-	out=$("$NRP_P2P_TOOL" --gpu "$NRP_GPU" --dev "$1" --size 1M --stats none 2>&1)
-	rc=$?
-	case $rc in
-	0|3) echo "$rc" ;;
-	*) nrp_fail "p2p-checkpoint to $1: exit $rc: $out" ;;
-	esac
-}
-
 # Reset $NRP_CTRL with allow_soft_p2p=$1 and expect p2p_capable $1.
 reassociate() {
 	echo "$1" >/sys/module/nvme_rdma_p2p/parameters/allow_soft_p2p ||
@@ -66,7 +54,7 @@ revalidate() {
 agree() {
 	local m s
 	m=$(nrp_head_p2p "$head")
-	s=$(submitter "$NRP_NS")
+	s=$(nrp_p2p_submitter "$NRP_NS")
 	[ "$m" = "$1" ] && [ "$s" = "$2" ] ||
 		nrp_fail "$3: head $head's mark $m (expected $1), the P2P submitter's answer $s (expected $2): $(cat "$NRP_DEBUGFS/heads")"
 	echo "$3: head $head mark $m, submitter $s"

@@ -55,18 +55,6 @@ werr=/tmp/nrp-follow-freeze.werr
 rm -f "$pat" "$held" "$back" "$werr"
 nrp_cleanup_push "rm -f $pat $held $back $werr"
 
-# The kernel's answer for disk $1: 0 when the P2P submitter took it for a
-# 1 MiB checkpoint, 3 when it refused it (its queue lacks P2PDMA).
-submitter() {
-	local out rc
-	out=$("$NRP_P2P_TOOL" --gpu "$NRP_GPU" --dev "$1" --size 1M --stats none 2>&1)
-	rc=$?
-	case $rc in
-	0|3) echo "$rc" ;;
-	*) nrp_fail "p2p-checkpoint to $1: exit $rc: $out" ;;
-	esac
-}
-
 # The kernel stack of task $1, one line of function names.
 stack_of() {
 	awk '{ sub(/\+.*/, "", $2); printf "%s%s", (NR > 1 ? " < " : ""), $2 }' \
@@ -131,7 +119,7 @@ disk=$(basename "$NRP_NS")
 [ "$disk" = "$(nrp_path_disk "$NRP_CTRL")" ] ||
 	nrp_fail "multipath=N, but $NRP_CTRL's disk $disk is not its own ($(nrp_path_disk "$NRP_CTRL"))"
 nrp_expect "p2p_capable with allow_soft_p2p=1" "$(nrp_stat "$NRP_CTRL" p2p_capable)" 1
-nrp_expect "the P2P submitter's answer for $disk with p2p_capable 1" "$(submitter "$NRP_NS")" 0
+nrp_expect "the P2P submitter's answer for $disk with p2p_capable 1" "$(nrp_p2p_submitter "$NRP_NS")" 0
 head -c 4M /dev/urandom >"$pat"
 nrp_must dd if="$pat" of="$NRP_NS" bs=1M oflag=direct status=none
 msk=/sys/block/$disk/queue/max_sectors_kb
@@ -203,7 +191,7 @@ wait $rpid || nrp_fail "the read held across the reconnect failed"
 cmp -s "$pat" "$held" || nrp_fail "the read held across the reconnect returned other data than was written"
 [ "$(nrp_stat "$NRP_CTRL" reconnects)" -gt "$rc0" ] || nrp_fail "no reconnect counted"
 nrp_expect "p2p_capable after the reconnect with allow_soft_p2p=0" "$(nrp_stat "$NRP_CTRL" p2p_capable)" 0
-nrp_expect "the P2P submitter's answer for $disk with p2p_capable 0" "$(submitter "$NRP_NS")" 3
+nrp_expect "the P2P submitter's answer for $disk with p2p_capable 0" "$(nrp_p2p_submitter "$NRP_NS")" 3
 nrp_expect "$disk's head (multipath=N)" "$(nrp_head_p2p "$disk")" none
 head -c 4M /dev/urandom >"$pat"
 nrp_must dd if="$pat" of="$NRP_NS" bs=1M oflag=direct status=none
