@@ -378,10 +378,14 @@ if [ -n "$resume" ] && [ -r "$out/ledger/commit" ]; then
 	awk -F'\t' 'NR == FNR { done[$1] = 1; next } done[$3]' "$out/ledger/parts-done" \
 		"$out/parts.tsv" >"$out/parts.tsv.kept" 2>/dev/null
 	mv "$out/parts.tsv.kept" "$out/parts.tsv"
+	awk -F'\t' 'NR == FNR { done[$1] = 1; next } done[$3]' "$out/ledger/parts-done" \
+		"$out/retried-boots.tsv" >"$out/retried-boots.tsv.kept" 2>/dev/null
+	mv "$out/retried-boots.tsv.kept" "$out/retried-boots.tsv"
 	nrp_log "resuming: parts done before: $(tr '\n' ' ' <"$out/ledger/parts-done")"
 else
 	: >"$out/results.tsv"
 	: >"$out/parts.tsv"
+	: >"$out/retried-boots.tsv"
 	: >"$out/ledger/parts-done"
 fi
 echo "$commit" >"$out/ledger/commit"
@@ -846,22 +850,28 @@ suite_run() { # TAG KERNEL [--has FEATURE] [run-guest.sh options] -- COMMAND...
 	nrp_progress_end
 	wait "$gpid"
 	grc=$?
-	# A kernel that died before the suite's first test began is booted
-	# once more: nothing of ours had run (the suite loads the module), and
-	# stock 7.3 under QEMU's multi-threaded TCG now and then oopses on a
-	# text-patching int3 1.7 s into its boot, about one boot in fifteen
-	# ("Oops: int3" in sched_clock_idle_wakeup_event, not tainted), which
-	# failed a whole run for a reason outside the code. The retry is no
-	# secret: it is a line of the summary (retried_boots) with the first
-	# boot's report, whose console stays beside the second's. A second
-	# death is the boot's failure, as any.
+	# A kernel that died while booting, before the guest's job started
+	# (guest-init.sh's "nrp-guest: ..., running:" line) and so before
+	# anything of ours ran, is booted once more: stock 7.3 under QEMU's
+	# multi-threaded TCG now and then oopses on a text-patching int3 1.7 s
+	# into its boot, about one boot in fifteen ("Oops: int3" in
+	# sched_clock_idle_wakeup_event, not tainted), which failed a whole
+	# run for a reason outside the code. A report after that line (the
+	# suite's modprobe of nvme_core, a test) is never retried. The retry
+	# is no secret: retried-boots.tsv and a line of the summary give the
+	# first boot's report, whose console stays beside the second's. A
+	# second death is the boot's failure, as any.
 	if [ "$grc" != 0 ] && [ "$grc" != 3 ] && [ -z "${_nrp_retry:-}" ] &&
 		! grep -q '^# --- ' "$out/guest-$boot/output.txt" 2>/dev/null &&
-		why=$(grep -m1 -E 'Oops|Kernel panic|BUG:|general protection' "$out/guest-$boot/console.log" 2>/dev/null); then
-		why=${why#\[*\] }
+		why=$(awk '/nrp-guest: .*running: / { exit }
+			/Oops|Kernel panic|BUG:|general protection/ {
+				sub(/\r$/, ""); sub(/^\[[^]]*\] */, ""); gsub(/\t/, " ")
+				print; exit
+			}' "$out/guest-$boot/console.log" 2>/dev/null) && [ -n "$why" ]; then
 		mv "$out/guest-$boot/console.log" "$out/guest-$boot.died-early.console.log"
-		printf '%s\t%s\n' "$boot" "$why" >>"$out/retried-boots.tsv"
-		nrp_log "guest $tag: the kernel died before the first test ($why): booting it once more"
+		mv "$out/guest-$boot.log" "$out/guest-$boot.died-early.log" 2>/dev/null
+		printf '%s\t%s\t%s\n' "$boot" "$why" "$RPART" >>"$out/retried-boots.tsv"
+		nrp_log "guest $tag: the kernel died while booting ($why): booting it once more"
 		_nrp_retry=1 suite_run "${args[@]}"
 		return
 	fi
@@ -1702,8 +1712,8 @@ while IFS=$'\t' read -r name secs _; do
 done <"$out/parts.tsv"
 printf '  %-20s %5d s (%d min)\n' total "$total" $(((total + 59) / 60))
 if [ -s "$out/retried-boots.tsv" ]; then
-	echo "booted twice (the kernel died before the first test; see suite_run):"
-	while IFS=$'\t' read -r name why; do
+	echo "booted twice (the kernel died while booting; see suite_run):"
+	while IFS=$'\t' read -r name why _; do
 		printf '  %-20s %s, the first console: %s\n' "$name" "$why" "$out/guest-$name.died-early.console.log"
 	done <"$out/retried-boots.tsv"
 fi
