@@ -129,28 +129,80 @@ nrp_failover_bound() {
 	echo "$b"
 }
 
-# What path disk $1 holds that must fail over: requests started (its
-# inflight) and those that hold a tag of it, waiting unstarted on a
-# quiesced queue (blk-mq's debugfs, as nrp_path_tagged), into NRP_HELD;
-# bash builtins alone, so that a look costs milliseconds, not the seconds
-# a fork takes in a TCG guest on a loaded host. A disk gone holds nothing;
-# a disk without blk-mq debugfs cannot be looked at, and fails the test.
-_nrp_path_held() { # DIR
-	local r w f line bt d=/sys/kernel/debug/block/${1##*/}
-	NRP_HELD=0
-	{ read -r r w <"$1/inflight"; } 2>/dev/null || return 0
-	NRP_HELD=$((r + w))
-	[ -d "$d" ] || nrp_fail "no blk-mq debugfs for ${1##*/} ($d): requests waiting on its queue cannot be counted"
+# Requests that hold a tag of path disk $1 (a sysfs disk directory),
+# started or not, into NRP_TAGGED: the busy count of every hardware
+# queue's tags in blk-mq's debugfs (bitmap_tags, not the reserved tag of
+# a connect). inflight counts only started requests; one that got a tag
+# and waits on a quiesced queue (dispatch list, plug flush) is counted
+# here alone. False when the kernel has no blk-mq debugfs for the disk.
+# Bash builtins alone, so that a look costs milliseconds, not the seconds
+# a fork takes in a TCG guest on a loaded host.
+_nrp_tags_busy() { # DIR
+	local f line bt d=/sys/kernel/debug/block/${1##*/}
+	NRP_TAGGED=0
+	[ -d "$d" ] || return 1
 	for f in "$d"/hctx*/tags; do
 		bt=0
 		while read -r line; do
 			case $line in
 			bitmap_tags:*)	bt=1 ;;
 			*tags:*)	bt=0 ;;
-			busy=*)		[ $bt = 0 ] || NRP_HELD=$((NRP_HELD + ${line#busy=})) ;;
+			busy=*)		[ $bt = 0 ] || NRP_TAGGED=$((NRP_TAGGED + ${line#busy=})) ;;
 			esac
 		done 2>/dev/null <"$f"
 	done
+	# (a tags file gone as its queue goes holds nothing)
+	return 0
+}
+
+# What path disk $1 holds that must fail over, into NRP_HELD: requests
+# started (its inflight) and those that hold a tag of it unstarted
+# (_nrp_tags_busy); builtins alone. A disk gone holds nothing; a disk
+# without blk-mq debugfs cannot be looked at, and fails the test.
+_nrp_path_held() { # DIR
+	local r w
+	NRP_HELD=0
+	{ read -r r w <"$1/inflight"; } 2>/dev/null || return 0
+	_nrp_tags_busy "$1" ||
+		nrp_fail "no blk-mq debugfs for ${1##*/}: requests waiting on its queue cannot be counted"
+	NRP_HELD=$((r + w + NRP_TAGGED))
+}
+
+# When controllers CTRL... had all left LIVE, in nrp_now's form: the
+# latest time the kernel logged one's "starting error recovery" since the
+# test's mark (our transport makes that change and logs it in one place,
+# nrp_error_recovery()), on the log's own clock, carried to the wall clock
+# through a line of ours written to the log now. A test's poll sees the
+# state a look later, and a look can take seconds in a loaded TCG guest:
+# a bound counted from the poll gives a stall that long for free
+# (pair_multipath passed a 25 s stall in the error work at 24.0 s of its
+# 24 s bound). SEEN is when the poll saw them gone: a later time is never
+# taken, and without the line for each (not our transport's log) SEEN is
+# the answer.
+nrp_left_live_at() { # SEEN CTRL...
+	local seen=$1 tag="nrp-clock-$$-$RANDOM" now=${EPOCHREALTIME/,/.}
+	shift
+	{ echo "$tag $now" >/dev/kmsg; } 2>/dev/null || { echo "$seen"; return 0; }
+	nrp_dmesg_since | awk -v cs="$*" -v tag="$tag" -v seen="$seen" '
+		function ts(l) { sub(/^\[ */, "", l); sub(/\].*/, "", l); return l + 0 }
+		BEGIN { n = split(cs, c, " ") }
+		/: starting error recovery/ {
+			for (i = 1; i <= n; i++)
+				if (index($0, " " c[i] ": starting error recovery"))
+					at[i] = ts($0)
+		}
+		index($0, tag) { mark = ts($0); wall = $NF }
+		END {
+			if (mark == "") { print seen; exit }
+			last = 0
+			for (i = 1; i <= n; i++) {
+				if (!(i in at)) { print seen; exit }
+				if (at[i] > last) last = at[i]
+			}
+			t = wall - (mark - last)
+			if (t > seen) t = seen
+			printf "%.3f\n", t
+		}'
 }
 
 # A time of nrp_now's in microseconds, as ${EPOCHREALTIME//[.,]/} counts.
@@ -188,22 +240,9 @@ nrp_expect_failover() { # WHAT T BOUND DIR...
 # Requests in flight on path $1 (a sysfs disk directory): reads + writes.
 nrp_path_inflight() { awk '{ print $1 + $2 }' "$1/inflight" 2>/dev/null; }
 
-# Requests that hold a tag of path $1 (a sysfs disk directory), started
-# or not: the busy count of every hardware queue's tags in blk-mq's
-# debugfs (bitmap_tags, not the reserved tag of a connect). inflight
-# counts only started requests; one that got a tag and waits on a
-# quiesced queue (dispatch list, plug flush) is counted here alone.
-# Empty when the kernel has no blk-mq debugfs.
-nrp_path_tagged() {
-	local d
-	d=/sys/kernel/debug/block/$(basename "$1")
-	[ -d "$d" ] || return 1
-	cat "$d"/hctx*/tags 2>/dev/null | awk '
-		/^bitmap_tags:/ { in_bt = 1; next }
-		/^[a-z_]*tags:/ { in_bt = 0 }
-		in_bt && /^busy=/ { sub(/^busy=/, ""); n += $0 }
-		END { print n + 0 }'
-}
+# Requests that hold a tag of path $1, started or not (_nrp_tags_busy),
+# printed; empty when the kernel has no blk-mq debugfs.
+nrp_path_tagged() { _nrp_tags_busy "$1" && echo "$NRP_TAGGED"; }
 
 # Data I/Os path $1 has completed (reads + writes).
 nrp_path_ios() { awk '{ print $1 + $5 }' "$1/stat" 2>/dev/null; }

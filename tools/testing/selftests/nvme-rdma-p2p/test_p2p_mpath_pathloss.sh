@@ -53,8 +53,10 @@ t0=$(nrp_now)
 nrp_port_off 2 || nrp_fail "cannot take port 2 away"
 nrp_cleanup_push "nrp_port_on 2"
 tl=
-for _ in $(seq 300); do [ "$(nrp_ctrl_state "$c2")" != live ] && { tl=$(nrp_now); break; }; sleep 0.1; done
+for _ in $(seq 300); do [ "$(nrp_ctrl_state "$c2")" != live ] && { tl=$(nrp_now); break; }; nrp_nap 0.1; done
 [ -n "$tl" ] || nrp_fail "$c2 stayed live with its port gone"
+# the failover bound counts from when the kernel says it left, not the poll
+tl=$(nrp_left_live_at "$tl" "$c2")
 echo "port 2 away $(nrp_secs "$t0" "$tl")s: $c2 $(nrp_ctrl_state "$c2")"
 # Path 2's requests, started or waiting for their queue, leave it within
 # a bound of its controller leaving live (failover, not an I/O timeout

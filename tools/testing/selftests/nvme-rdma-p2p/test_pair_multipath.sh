@@ -88,12 +88,15 @@ pre1=$(($(moved "$p1") - m1)) pre2=$(($(moved "$p2") - m2))
 nrp_cleanup_push "nrp_pair_ctl link on both 2"
 out=$(nrp_pair_ctl link off both 2) || nrp_fail "cannot pull link 2: $out"
 t0=$(nrp_now)
-tleft=
+tl=
 for _ in $(seq $((600 * NRP_SLOW))); do
-	[ "$(nrp_ctrl_state "$c2")" != live ] && { tl=$(nrp_now) tleft=$(nrp_secs "$t0" "$tl"); break; }
-	sleep 0.1
+	[ "$(nrp_ctrl_state "$c2")" != live ] && { tl=$(nrp_now); break; }
+	nrp_nap 0.1
 done
-[ -n "$tleft" ] || nrp_fail "$c2 stayed live $(nrp_secs "$t0" "$(nrp_now)")s with link 2 pulled"
+[ -n "$tl" ] || nrp_fail "$c2 stayed live $(nrp_secs "$t0" "$(nrp_now)")s with link 2 pulled"
+# both bounds below count from when the kernel says it left, not the poll
+tl=$(nrp_left_live_at "$tl" "$c2")
+tleft=$(nrp_secs "$t0" "$tl")
 echo "before the cut: $((pre1 >> 20)) MiB over $c1, $((pre2 >> 20)) MiB over $c2"
 # round-robin over two optimized paths: each carries about half
 [ "$pre1" -gt 0 ] && [ "$pre2" -gt 0 ] &&

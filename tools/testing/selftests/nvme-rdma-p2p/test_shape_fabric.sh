@@ -248,6 +248,8 @@ tcut=$(nrp_now)
 for ((s = 0; s < nsubs; s++)); do port_unlink 2 $s; done
 for _ in $(seq 600); do n_in_state 2 live; [ "$NST" = 0 ] && { tl=$(nrp_now); break; }; nrp_nap 0.1; done
 nrp_expect "path 2 controllers still live 60 s after path 2 went" "$NST" 0
+# from the last one's leaving as the kernel logged it, not the poll
+tl=$(nrp_left_live_at "$tl" "${path2[@]}")
 echo "path 2 away: its $nsubs controllers left LIVE in $(nrp_secs "$tcut" "$tl")s"
 # failover: what path 2 held, started or waiting for its queue, moves to
 # path 1 within a bound of the last controller leaving live, not after an
