@@ -205,6 +205,23 @@ nrp_left_live_at() { # SEEN CTRL...
 		}'
 }
 
+# No data command of controllers CTRL... timed out since the test's mark.
+# A failover that left path 2's requests to their I/O timeout (30 s from
+# each one's start) can still empty the path within a bound counted from
+# leaving LIVE when leaving took seconds: with the link pulled, nvme1 left
+# LIVE 6.6 s after the pull, and with a 25 s stall in the error work its
+# requests were ended by nrp_timeout() 22.9 s after that, inside the 24 s
+# bound (pair_multipath). The transport logs each timeout ("I/O TAG QID N
+# timeout", as in-tree); the keep-alive's, on the admin queue (QID 0), is
+# how a dead link is noticed, and does not count.
+nrp_expect_no_io_timeout() { # CTRL...
+	local pat lines
+	pat=" ($(IFS='|'; echo "$*")): I/O [0-9]+ QID [1-9][0-9]* timeout"
+	lines=$(nrp_dmesg_since | grep -E "$pat")
+	[ -z "$lines" ] ||
+		nrp_fail "$(grep -c . <<<"$lines") data commands timed out on $*: the failover waited for the I/O timeout ($(head -n1 <<<"$lines" | sed 's/^\[[^]]*\] //'))"
+}
+
 # A time of nrp_now's in microseconds, as ${EPOCHREALTIME//[.,]/} counts.
 _nrp_usecs() { echo $((${1%.*} * 1000000 + 10#${1#*.} * 1000)); }
 

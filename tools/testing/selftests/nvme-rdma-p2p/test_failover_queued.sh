@@ -73,6 +73,7 @@ tleft=$(nrp_secs "$t0" "$tl")
 # or the reconnect ends them (2.1 s measured)
 bound=$(nrp_failover_bound)
 nrp_expect_failover "path 2" "$tl" "$bound" "$p2"
+nrp_expect_no_io_timeout "$c2"
 tdrain=$(nrp_secs "$t0" "$(nrp_now)")
 echo "port 2 away: $c2 left live after ${tleft}s, path 2 empty after ${tdrain}s, ${NRP_FAILOVER_SECS}s after it left (bound: ${bound}s after leaving live)"
 # fio finishes over path 1 alone, port 2 still away

@@ -64,6 +64,7 @@ echo "port 2 away $(nrp_secs "$t0" "$tl")s: $c2 $(nrp_ctrl_state "$c2")"
 # host loaded by four other guests).
 bound=$(nrp_failover_bound)
 nrp_expect_failover "path 2" "$tl" "$bound" "$p2"
+nrp_expect_no_io_timeout "$c2"
 echo "path 2 empty ${NRP_FAILOVER_SECS}s after $c2 left live, $(nrp_secs "$t0" "$(nrp_now)")s after the cut (bound: ${bound}s after leaving live)"
 # back after the checkpoint went on over path 1 alone for 32 MiB; a
 # path 1 that stalls fails the test

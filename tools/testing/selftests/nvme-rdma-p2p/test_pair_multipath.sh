@@ -113,6 +113,7 @@ awk -v s="$tleft" -v m=$((20 * NRP_SLOW)) 'BEGIN { exit !(s <= m) }' ||
 	nrp_fail "$c2 left live only ${tleft}s after its cable was pulled (bound $((20 * NRP_SLOW))s)"
 bound=$(nrp_failover_bound 25)
 nrp_expect_failover "path 2" "$tl" "$bound" "$p2"
+nrp_expect_no_io_timeout "$c2"
 echo "path 2 empty ${NRP_FAILOVER_SECS}s after $c2 left live, $(nrp_secs "$t0" "$(nrp_now)")s after the pull (bound: ${bound}s after leaving live)"
 # the checkpoint goes on over path 1 alone for a while
 a1=$(moved "$p1") a2=$(moved "$p2")
