@@ -372,20 +372,14 @@ if [ -n "$resume" ] && [ -r "$out/ledger/commit" ]; then
 	[ "$(cat "$out/ledger/commit")" = "$commit" ] ||
 		nrp_die "--resume: $out holds a run of $(cat "$out/ledger/commit"), this is $commit"
 	touch "$out/ledger/parts-done"
-	awk -F'\t' 'NR == FNR { done[$1] = 1; next } done[$3]' "$out/ledger/parts-done" \
-		"$out/results.tsv" >"$out/results.tsv.kept" 2>/dev/null
-	mv "$out/results.tsv.kept" "$out/results.tsv"
-	awk -F'\t' 'NR == FNR { done[$1] = 1; next } done[$3]' "$out/ledger/parts-done" \
-		"$out/parts.tsv" >"$out/parts.tsv.kept" 2>/dev/null
-	mv "$out/parts.tsv.kept" "$out/parts.tsv"
-	awk -F'\t' 'NR == FNR { done[$1] = 1; next } done[$3]' "$out/ledger/parts-done" \
-		"$out/retried-boots.tsv" >"$out/retried-boots.tsv.kept" 2>/dev/null
-	mv "$out/retried-boots.tsv.kept" "$out/retried-boots.tsv"
+	for f in results parts retried-boots; do
+		awk -F'\t' 'NR == FNR { done[$1] = 1; next } done[$3]' "$out/ledger/parts-done" \
+			"$out/$f.tsv" >"$out/$f.tsv.kept" 2>/dev/null
+		mv "$out/$f.tsv.kept" "$out/$f.tsv"
+	done
 	nrp_log "resuming: parts done before: $(tr '\n' ' ' <"$out/ledger/parts-done")"
 else
-	: >"$out/results.tsv"
-	: >"$out/parts.tsv"
-	: >"$out/retried-boots.tsv"
+	for f in results parts retried-boots; do : >"$out/$f.tsv"; done
 	: >"$out/ledger/parts-done"
 fi
 echo "$commit" >"$out/ledger/commit"

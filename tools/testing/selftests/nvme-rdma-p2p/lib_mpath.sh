@@ -205,16 +205,36 @@ nrp_left_live_at() { # SEEN CTRL...
 		}'
 }
 
-# No data command of controllers CTRL... timed out since the test's mark.
-# A failover that left path 2's requests to their I/O timeout (30 s from
-# each one's start) can still empty the path within a bound counted from
-# leaving LIVE when leaving took seconds: with the link pulled, nvme1 left
-# LIVE 6.6 s after the pull, and with a 25 s stall in the error work its
-# requests were ended by nrp_timeout() 22.9 s after that, inside the 24 s
-# bound (pair_multipath). The transport logs each timeout ("I/O TAG QID N
+# Wait up to SECS seconds for controller CTRL to leave LIVE; false if it
+# stays. NRP_LEFT is then when it left, as the kernel logged it
+# (nrp_left_live_at), which failover bounds count from. Builtins only, as
+# nrp_wait_state: tests wait so while fio runs.
+nrp_wait_left_live() { # CTRL SECS
+	local i st
+	NRP_LEFT=
+	for ((i = 0; i < $2 * 10; i++)); do
+		st=
+		read -r st 2>/dev/null <"/sys/class/nvme/$1/state"
+		if [ "$st" != live ]; then
+			NRP_LEFT=$(nrp_left_live_at "$(nrp_now)" "$1")
+			return 0
+		fi
+		nrp_nap 0.1
+	done
+	return 1
+}
+
+# No data command of controllers CTRL... timed out since the test's mark
+# (nrp_expect_failover's last check). A failover that left path 2's
+# requests to their I/O timeout (30 s from each one's start) can still
+# empty the path within a bound counted from leaving LIVE when leaving
+# took seconds: with the link pulled, nvme1 left LIVE 6.6 s after the
+# pull, and with a 25 s stall in the error work its requests were ended
+# by nrp_timeout() 22.9 s after that, inside the 24 s bound
+# (pair_multipath). The transport logs each timeout ("I/O TAG QID N
 # timeout", as in-tree); the keep-alive's, on the admin queue (QID 0), is
 # how a dead link is noticed, and does not count.
-nrp_expect_no_io_timeout() { # CTRL...
+_nrp_expect_no_io_timeout() { # CTRL...
 	local pat lines
 	pat=" ($(IFS='|'; echo "$*")): I/O [0-9]+ QID [1-9][0-9]* timeout"
 	lines=$(nrp_dmesg_since | grep -E "$pat")
@@ -225,18 +245,27 @@ nrp_expect_no_io_timeout() { # CTRL...
 # A time of nrp_now's in microseconds, as ${EPOCHREALTIME//[.,]/} counts.
 _nrp_usecs() { echo $((${1%.*} * 1000000 + 10#${1#*.} * 1000)); }
 
-# Wait until the path disks DIR... hold no request that must fail over,
-# and fail unless they emptied within BOUND seconds of T (nrp_now when
-# their controllers left LIVE; nrp_failover_bound). WHAT names them in
-# the messages. A look that sees nothing held proves the drain ended by
-# then; one that began past the bound and still sees requests proves it
-# late. Looks are builtins only (_nrp_path_held): a slow one neither
-# passes a late drain nor fails one on time. Leaves the seconds from T to
-# the end of the look that saw them empty in NRP_FAILOVER_SECS.
+# Wait until the path disks DIR... (nvmeXcYnZ) hold no request that must
+# fail over, and fail unless they emptied within BOUND seconds of T
+# (nrp_now when their controllers left LIVE: nrp_wait_left_live;
+# nrp_failover_bound), or if a data command of those controllers (nvmeY)
+# timed out meanwhile: what the I/O timeout ended did not fail over. WHAT
+# names them in the messages. A look that sees nothing held proves the
+# drain ended by then; one that began past the bound and still sees
+# requests proves it late. Looks are builtins only (_nrp_path_held): a
+# slow one neither passes a late drain nor fails one on time. Leaves the
+# seconds from T to the end of the look that saw them empty in
+# NRP_FAILOVER_SECS.
 nrp_expect_failover() { # WHAT T BOUND DIR...
-	local what=$1 t bound=$3 start now held p
+	local what=$1 t bound=$3 start now held p d ctrls=()
 	t=$(_nrp_usecs "$2")
 	shift 3
+	for p in "$@"; do
+		d=${p##*/}
+		[[ $d =~ ^nvme[0-9]+c([0-9]+)n[0-9]+$ ]] ||
+			nrp_fail "$p is no path disk of a multipath head (nvmeXcYnZ)"
+		ctrls+=("nvme${BASH_REMATCH[1]}")
+	done
 	while :; do
 		start=${EPOCHREALTIME//[.,]/}
 		held=0
@@ -247,11 +276,12 @@ nrp_expect_failover() { # WHAT T BOUND DIR...
 		now=${EPOCHREALTIME//[.,]/}
 		NRP_FAILOVER_SECS=$((now - t))
 		NRP_FAILOVER_SECS=$((NRP_FAILOVER_SECS / 1000000)).$((NRP_FAILOVER_SECS / 100000 % 10))
-		[ "$held" = 0 ] && return 0
+		[ "$held" = 0 ] && break
 		[ $((start - t)) -le $((bound * 1000000)) ] ||
 			nrp_fail "$what still held $held requests in a look begun more than ${bound}s after leaving live: the failover waits"
 		nrp_nap 0.1
 	done
+	_nrp_expect_no_io_timeout "${ctrls[@]}"
 }
 
 # Requests in flight on path $1 (a sysfs disk directory): reads + writes.
