@@ -596,7 +596,7 @@ static int nrp_gpu_xfer_run(struct nrp_gpu *gpu, struct block_device *bdev,
 
 		spin_lock_irq(&ctx.lock);
 		nrp_gpu_xfer_wait(&ctx, x->qd);
-		if (ctx.status) {
+		if (ctx.status && !(x->flags & NRP_GPU_XFER_KEEP_GOING)) {
 			/* stop at the first error; the drain below reports it */
 			spin_unlock_irq(&ctx.lock);
 			bio_put(bio);

@@ -17,7 +17,7 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define NRP_GPU_UAPI_VERSION	2
+#define NRP_GPU_UAPI_VERSION	3
 
 /*
  * Flag values are spelled out: BIT() is not available to userspace.
@@ -80,8 +80,14 @@ struct nrp_gpu_checksum {
  * host pages, for testing how a driver maps such a request.
  */
 #define NRP_GPU_XFER_MIX	0x4U
+/*
+ * Submit every chunk even after one failed, as a submitter that batches
+ * its I/O and looks at the results at the end; status is still the first
+ * error. For testing what becomes of bios submitted while a path is down.
+ */
+#define NRP_GPU_XFER_KEEP_GOING	0x8U
 #define NRP_GPU_XFER_FLAGS	(NRP_GPU_XFER_FORCE | NRP_GPU_XFER_BOUNCE | \
-				 NRP_GPU_XFER_MIX)
+				 NRP_GPU_XFER_MIX | NRP_GPU_XFER_KEEP_GOING)
 
 /* nrp_gpu_xfer.result_flags */
 #define NRP_GPU_XFER_QUEUE_P2P	0x1U		/* queue advertises P2PDMA */

@@ -45,7 +45,7 @@ struct opts {
 	const char *gpu;
 	__u64 region_a, region_b;
 	enum mode mode;
-	int force, verify_chunks, region_b_set;
+	int force, verify_chunks, region_b_set, keep_going;
 	__u32 path;	/* 0, NRP_GPU_XFER_BOUNCE or NRP_GPU_XFER_MIX */
 };
 
@@ -79,6 +79,8 @@ static void print_help(void)
 	       "  --mix             bounce every other page: requests mix P2PDMA\n"
 	       "                    and host pages\n"
 	       "  --verify-chunks   also compare A and B chunk by chunk\n"
+	       "  --keep-going      submit every chunk even after one failed (a\n"
+	       "                    batching submitter); the first error is reported\n"
 	       "  --stats FILE      counters ('name value' lines) to show deltas of;\n"
 	       "                    default: " STATS_DIR "/<ctrl>/stats\n"
 	       "                    if present; 'none' to skip\n"
@@ -132,7 +134,8 @@ static double xfer(struct ckpt *c, int write, struct ckpt_phase *ph)
 	struct nrp_gpu_xfer x = {
 		.dev_fd		= c->fd,
 		.dir		= write ? NRP_GPU_XFER_WRITE : NRP_GPU_XFER_READ,
-		.flags		= (o->force ? NRP_GPU_XFER_FORCE : 0) | o->path,
+		.flags		= (o->force ? NRP_GPU_XFER_FORCE : 0) | o->path |
+				  (o->keep_going ? NRP_GPU_XFER_KEEP_GOING : 0),
 		.qd		= o->c.qd,
 		.dev_offset	= o->c.offset,
 		.window_offset	= write ? o->region_a : o->region_b,
@@ -221,6 +224,9 @@ static int parse_own(int c, void *priv)
 	case 'v':
 		o->verify_chunks = 1;
 		break;
+	case 'k':
+		o->keep_going = 1;
+		break;
 	case 'I':
 	case 'F':
 	case 'C':
@@ -244,6 +250,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		{ "bounce",	   no_argument,	      NULL, 'b' },
 		{ "mix",	   no_argument,	      NULL, 'm' },
 		{ "verify-chunks", no_argument,	      NULL, 'v' },
+		{ "keep-going",	   no_argument,	      NULL, 'k' },
 		{ "info",	   no_argument,	      NULL, 'I' },
 		{ "fill",	   no_argument,	      NULL, 'F' },
 		{ "checksum",	   no_argument,	      NULL, 'C' },
