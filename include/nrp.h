@@ -419,6 +419,7 @@ void nrp_mpath_ctrl_add(struct nrp_ctrl *ctrl);
 void nrp_mpath_ctrl_decided(struct nrp_ctrl *ctrl);
 void nrp_mpath_paths_follow(struct nrp_ctrl *ctrl);
 void nrp_mpath_ctrl_del(struct nrp_ctrl *ctrl);
+void nrp_mpath_ctrl_down(struct nrp_ctrl *ctrl);
 void nrp_mpath_refresh(void);
 void nrp_p2p_block_failover(struct request *rq);
 bool nrp_p2p_failover_refused(struct request *rq);

@@ -207,7 +207,7 @@ test_needs=(
 		p2p_checkpoint p2p_concurrent p2p_mpath_ana p2p_mpath_mixed
 		p2p_mpath_pathloss p2p_multipath p2p_nvmet p2p_unreachable p2p_mpath_alias
 		p2p_mpath_rescan p2p_mpath_requeue p2p_mpath_follow p2p_mpath_follow_freeze
-		p2p_mpath_inflight"
+		p2p_mpath_inflight p2p_mpath_leave"
 	"p2pdma pcie-topology: p2p_mpath_pcie_add"
 	"p2pdma p2p-user pcie-topology core-head: p2p_mpath_pcie_head"
 	"p2pdma p2p-user core-head: p2p_mpath_linger"
@@ -1017,7 +1017,7 @@ deb_once=(stock:deb_install stock-6.12:deb_upgrade)
 # the full tier runs every test everywhere.
 p2p_only=(auth p2p_auth p2p_checkpoint p2p_concurrent p2p_mpath_ana p2p_mpath_mixed
 	p2p_mpath_pathloss p2p_multipath p2p_nvmet p2p_siw p2p_unreachable
-	p2p_mpath_alias p2p_mpath_rescan p2p_mpath_requeue
+	p2p_mpath_alias p2p_mpath_rescan p2p_mpath_requeue p2p_mpath_leave
 	"${uspace_tests[@]}" nrp_check_multipath nrp_check_soft)
 
 # Seconds a test took on the debug kernel under TCG in a whole-suite run

@@ -502,6 +502,7 @@ static void nrp_reconnect_or_remove(struct nrp_ctrl *ctrl, int status)
 		return;
 	}
 
+	nrp_mpath_ctrl_down(ctrl);
 	if (nrp_should_reconnect(&ctrl->ctrl, status)) {
 		dev_info(ctrl->ctrl.device, "Reconnecting in %d seconds...\n",
 			 ctrl->ctrl.opts->reconnect_delay);

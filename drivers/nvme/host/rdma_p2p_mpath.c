@@ -229,7 +229,11 @@ static bool nrp_bio_has_p2p(struct bio *bio)
  * head's lock and sorted without it. (Not waiting for the head's requeue
  * work, which may hold bios it took off the list just before: a flush
  * here, under the block class's lock in the middle of the new path's disk
- * add, could wait for I/O that waits for that lock.)
+ * add, could wait for I/O that waits for that lock.) The work may also
+ * have run while we held the list, found it empty and gone: what stays is
+ * handed to it again, or it would wait for the next kick (a reconnect, an
+ * ANA change). Bios that still find no usable path go back on the list
+ * without a kick, so that cannot loop.
  */
 static void nrp_head_fail_p2p_waiting(struct nvme_ns_head *head)
 {
@@ -244,9 +248,12 @@ static void nrp_head_fail_p2p_waiting(struct nvme_ns_head *head)
 		bio->bi_next = NULL;
 		bio_list_add(nrp_bio_has_p2p(bio) ? &fail : &keep, bio);
 	}
-	spin_lock_irq(&head->requeue_lock);
-	bio_list_merge_head(&head->requeue_list, &keep);
-	spin_unlock_irq(&head->requeue_lock);
+	if (!bio_list_empty(&keep)) {
+		spin_lock_irq(&head->requeue_lock);
+		bio_list_merge_head(&head->requeue_list, &keep);
+		spin_unlock_irq(&head->requeue_lock);
+		kblockd_schedule_work(&head->requeue_work);
+	}
 	while ((bio = bio_list_pop(&fail))) {
 		bio->bi_status = BLK_STS_TARGET;
 		bio_endio(bio);
@@ -487,7 +494,11 @@ static int nrp_block_dev_add(NRP_CLASS_INTF_PARAMS)
  * A head our last path left may stay (7.x: delayed_removal_secs), marked
  * by us and waiting for a path; no decision of ours visits it any more,
  * so the mark goes with that path: new P2P I/O is refused there, and what
- * waits fails when a path joins (nrp_block_dev_add()).
+ * waits fails when a path joins (nrp_block_dev_add()). A path of ours
+ * that leaves a head with a path that cannot carry P2P (our controller
+ * deleted: ctrl_loss_tmo, a disconnect) fails the P2P I/O waiting there,
+ * as each of its failed attempts did (nrp_mpath_ctrl_down()): after it,
+ * nothing of ours looks at that head again.
  */
 static void nrp_block_dev_remove(NRP_CLASS_INTF_PARAMS)
 {
@@ -495,9 +506,13 @@ static void nrp_block_dev_remove(NRP_CLASS_INTF_PARAMS)
 
 	if (!ns)
 		return;
-	if (nrp_is_our_ctrl(ns->ctrl) && !nrp_head_has_ours(ns->head)) {
+	if (nrp_is_our_ctrl(ns->ctrl)) {
 		mutex_lock(&nrp_mark_lock);
-		nrp_head_set_p2p_why(ns->head, false, "no path of ours left in it");
+		if (!nrp_head_has_ours(ns->head))
+			nrp_head_set_p2p_why(ns->head, false,
+					     "no path of ours left in it");
+		if (nrp_head_has_gap(ns->head))
+			nrp_head_fail_p2p_waiting(ns->head);
 		mutex_unlock(&nrp_mark_lock);
 	}
 	nrp_mpath_refresh();
@@ -744,6 +759,48 @@ void nrp_mpath_ctrl_decided(struct nrp_ctrl *ctrl)
 	mutex_unlock(&nrp_mark_lock);
 	nrp_mpath_apply(ctrl);
 	mutex_unlock(&nrp_mpath_lock);
+}
+
+/*
+ * Fail the P2P bios waiting in the head of @ns when a path of it cannot
+ * carry them (see nrp_mpath_ctrl_down()).
+ */
+static void nrp_ns_head_fail_waiting(struct nvme_ns *ns, void *unused)
+{
+	if (!nrp_ns_has_head(ns))
+		return;
+	mutex_lock(&nrp_mark_lock);
+	if (nrp_head_has_gap(ns->head))
+		nrp_head_fail_p2p_waiting(ns->head);
+	mutex_unlock(&nrp_mark_lock);
+}
+
+/*
+ * @ctrl is down and about to try again (or give up): after its recovery
+ * tore the association down, and after each failed attempt. A P2P bio
+ * submitted to one of its heads while no path was usable waits in the
+ * head; if a path there cannot carry it (another transport's, in an ANA
+ * state the core does not route to), it would go down that path as soon
+ * as the path became usable. The requests that were in flight on ours
+ * failed instead of failing over (nrp_p2p_block_failover()), and so do
+ * these: a submitter that checked the head's mark once and went on
+ * submitting as our path failed gets -EREMOTEIO at our next failed
+ * attempt (a reconnect delay and an attempt's connect), not when our path
+ * comes back or ctrl_loss_tmo runs out. Also when another controller of
+ * ours, down too, would have carried them: with such a path in the head,
+ * P2P I/O does not wait for a path. A path that joins fails what waits
+ * then (nrp_block_dev_add()), our path leaving does too
+ * (nrp_block_dev_remove()); this is for what came in between. What is
+ * left: a bio that arrives after our last look, before the other path
+ * becomes usable (Documentation/design.rst).
+ */
+void nrp_mpath_ctrl_down(struct nrp_ctrl *ctrl)
+{
+	struct nrp_ns_visit v = { .fn = nrp_ns_head_fail_waiting };
+
+	if (!nrp_kernel_has_p2pdma())
+		return;
+	nrp_visit_ns(&ctrl->ctrl, &v);
 }
 
 /*

@@ -6,18 +6,25 @@
 # (one I/O queue of 16) on a target namespace that takes 250 ms per
 # command, so that its queue is always full; the GPU stand-in's in-kernel
 # mover writes a checkpoint through the head (it checks the head's mark
-# once, as such submitters do, and keeps submitting). The in-tree
+# once, as such submitters do, and keeps submitting, here every chunk even
+# after one failed, as a batching submitter does). The in-tree
 # nvme_rdma connects through a second port whose ANA group is
 # inaccessible: its path joins the head (which loses its mark) but the
 # core routes nothing to it, so the mover's bios keep going to our path.
 # Then our port goes away: every P2P request in flight on our path fails
-# with EREMOTEIO and the "not failed over" line, the checkpoint fails
-# with "Remote I/O error" while our port is still away, and the in-tree
-# path carried nothing. Without the refusal the requests would wait in
-# the head for a path and go on when one comes: to the in-tree path once
-# it is accessible (test_p2p_mpath_requeue.sh covers bios that wait in
-# the head when such a path joins). Then our port comes back and the
-# in-tree path leaves: the head is marked again.
+# with EREMOTEIO and the "not failed over" line, and so does every bio the
+# mover submits after that, which waits in the head for a path (none is
+# usable) until our controller's next reconnect attempt fails it
+# (nrp_mpath_ctrl_down()); the checkpoint ends with "Remote I/O error"
+# after submitting every chunk, while our port is still away, and the
+# in-tree path carried nothing. Without the refusal the requests would
+# wait in the head for a path and go on when one comes: to the in-tree
+# path once it is accessible (test_p2p_mpath_requeue.sh covers bios that
+# wait in the head when such a path joins). A CI run of the mover that
+# stopped at its first error hit the second case by chance: one bio it
+# submitted as our controller left LIVE waited in the head for 180 s.
+# Then our port comes back and the in-tree path leaves: the head is marked
+# again.
 # nrp-timeout: 900
 . "$(dirname "$0")/lib_mpath.sh"
 
@@ -41,8 +48,8 @@ p1=$(nrp_path_sysfs "$c1") || nrp_fail "no path disk of $c1"
 echo "head $h over $c1 alone, marked; the target takes 250 ms per command"
 
 log=/tmp/inflight-ckpt.log
-"$NRP_P2P_TOOL" --gpu "$NRP_GPU" --dev "$NRP_NS" --size 256M --chunk 256K --qd 32 \
-	--stats none >$log 2>&1 &
+"$NRP_P2P_TOOL" --gpu "$NRP_GPU" --dev "$NRP_NS" --size 256M --chunk 256K --qd 64 \
+	--keep-going --stats none >$log 2>&1 &
 ck=$!
 nrp_cleanup_push "kill $ck"
 for _ in $(seq $((300 * NRP_SLOW))); do
@@ -73,15 +80,21 @@ left=$(nrp_path_inflight "$p1")
 echo "in-tree $c3 joined (inaccessible) after $(nrp_secs "$t0" "$(nrp_now)")s; $left P2P requests in flight on $c1"
 
 nrp_dmesg_mark
+tcut=$(nrp_now)
 nrp_port_off 1 || nrp_fail "cannot take port 1 away"
 nrp_cleanup_push "nrp_port_on 1"
 end=$((SECONDS + 60 * NRP_SLOW))
 while [ "$SECONDS" -le "$end" ]; do nrp_running $ck || break; nrp_nap 0.2; done
 nrp_running $ck &&
-	nrp_fail "the checkpoint still runs $((60 * NRP_SLOW))s after port 1 went away: its requests wait in the head"
+	nrp_fail "the checkpoint still runs $((60 * NRP_SLOW))s after port 1 went away: its requests wait in the head ($(nrp_dmesg_since | grep -c 'requeuing I/O') 'requeuing' lines)"
+tend=$(nrp_now)
 wait $ck && nrp_fail "the checkpoint succeeded with its requests cut off: $(tail -n 3 $log)"
 grep -q "Remote I/O error" $log ||
 	nrp_fail "the checkpoint did not fail with EREMOTEIO: $(tail -n 5 $log)"
+# every chunk was submitted: those after the cut waited in the head and failed there
+nrp_expect "bios the mover submitted" \
+	"$(sed -n 's/.*I\/O error after \([0-9]*\) bios.*/\1/p' $log)" $((256 * 4))
+echo "the checkpoint ended $(nrp_secs "$tcut" "$tend")s after the cut, every chunk submitted"
 n=$(nrp_dmesg_since | grep -c "a P2P request not failed over")
 [ "$n" -ge 1 ] || nrp_fail "no 'not failed over' line for the requests in flight on $c1: $(nrp_dmesg_since | grep -E 'nvme|nrp' | tail -n 5)"
 nrp_expect "I/O on the in-tree path" "$(nrp_path_ios "$p3")" "$ios3"
