@@ -594,7 +594,7 @@ nrp_wait_gone() {
 	local ctrl=$1 secs=$2 i
 	for ((i = 0; i < secs * 5; i++)); do
 		[ -e "/sys/class/nvme/$ctrl" ] || return 0
-		sleep 0.2
+		nrp_nap 0.2
 	done
 	return 1
 }
