@@ -1588,22 +1588,6 @@ for k in $kernels; do
 	*)			lane_b_kernels+=("$k") ;;
 	esac
 done
-# A cold check run builds its kernel before any guest boots, with only the
-# host tests (niced) beside it. A TCG guest beside other work costs more
-# CPU for the same tests, not just more time: stock 7.3's p2p_checkpoint,
-# p2p_multipath and p2p_mpath_mixed took 180 s and 225 CPU-s alone, 456 s
-# and 316 CPU-s beside three busy loops (+40 %), and a cold run is bound
-# by the two cores (4461 s at 190 % of them, its guests taking 1.8 times
-# their warm time beside the build). The full tier builds for hours: its
-# stock guests run beside its builds as before.
-if [ "$tier" = check ] && [ ${#bg_kernels[@]} -gt 0 ]; then
-	t0=$SECONDS
-	nrp_log "guests wait for the kernel builds (${bg_kernels[*]}), the host tests run beside them"
-	for k in "${bg_kernels[@]}"; do
-		while [ ! -e "$out/kernel-$k.done" ]; do sleep 5; done
-	done
-	RPART=suite part_add "waiting: kernel builds first" $((SECONDS - t0))
-fi
 if [ "${NRP_LANES:-2}" = 1 ] || [ ${#lane_a[@]} = 0 ] || [ ${#lane_b_kernels[@]} = 0 ]; then
 	late_boots=()
 	run_kernels $kernels -- "$@"
