@@ -60,6 +60,46 @@ nrp_slow_backing() {
 	[ -b $NRP_DEV ] || NRP_DEV=/dev/nullb$(cat $nb/index)
 }
 
+# ANA state $2 (optimized, non-optimized, inaccessible...) of nvmet port
+# $1's group 1, where the test subsystem's namespace is.
+nrp_ana() { echo "$2" >"$NRP_CFS/ports/$1/ana_groups/1/ana_state"; }
+
+# Our controller $1, the one path of head $2, loses its port (1); a P2P
+# checkpoint through the head (output in $3) then waits in the head for a
+# path, and debugfs fault_requeue_hold takes the waiting bios off the
+# head's list and holds them, as the core's requeue work does before it
+# submits them again. The checkpoint's pid is left in NRP_HELD_CKPT, the
+# count held in NRP_HELD. (Not to be run in $(...): it registers
+# cleanups.)
+nrp_p2p_hold_waiting() { # CTRL HEAD LOG
+	local hold=$NRP_DEBUGFS/fault_requeue_hold
+	[ -w "$hold" ] || nrp_fail "no debugfs fault_requeue_hold"
+	nrp_cleanup_push "echo 0 >$hold"
+	nrp_port_off 1 || nrp_fail "cannot take nvmet port 1 away"
+	nrp_cleanup_push "nrp_port_on 1"
+	nrp_wait_state "$1" 30 connecting || nrp_fail "$1 did not leave live ($(nrp_ctrl_state "$1"))"
+	"$NRP_P2P_TOOL" --gpu "$NRP_GPU" --dev "/dev/$2" --size 8M --chunk 1M --qd 8 \
+		--stats none >"$3" 2>&1 &
+	NRP_HELD_CKPT=$!
+	nrp_cleanup_push "kill $NRP_HELD_CKPT"
+	nrp_dmesg_wait "$2: no usable path - requeuing I/O" 30 ||
+		nrp_fail "the P2P checkpoint did not wait in $2: $(tail -n 3 "$3")"
+	echo 1 >"$hold"
+	NRP_HELD=$(cat "$hold")
+	[ "$NRP_HELD" -gt 0 ] || nrp_fail "no bio held off $2"
+}
+
+# Load the in-tree nvme_rdma for a controller of the test subsystem that
+# connects after one of ours lost its port: nvmet freed the controller ID
+# of ours with its port, which the host would refuse as a duplicate of
+# ours, so nvmet's IDs move on.
+nrp_intree_after_ours() {
+	nrp_must modprobe --ignore-install nvme-rdma
+	nrp_cleanup_push "modprobe -r nvme_rdma"
+	echo 100 >"$NRP_CFS/subsystems/$NRP_SUBNQN/attr_cntlid_min" ||
+		nrp_fail "cannot move nvmet's controller IDs on"
+}
+
 # Take nvmet port $1 away from the subsystem (its connections drop, new
 # ones are refused) and give it back.
 nrp_port_off() { rm "$NRP_CFS/ports/$1/subsystems/$NRP_SUBNQN"; }

@@ -18,7 +18,6 @@
 
 mib=${NRP_ANA_MIB:-512}
 [ "${NRP_TIER:-}" = check ] && mib=${NRP_ANA_MIB:-128}
-ana() { echo "$2" >"$NRP_CFS/ports/$1/ana_groups/1/ana_state"; }
 nrp_p2p_require
 nrp_nvme_core_multipath Y
 nrp_gpu_setup_ckpt
@@ -29,13 +28,13 @@ nrp_nvmet_setup "$NRP_DEV"
 nrp_second_path
 # Both ports inaccessible at connect: the head disk goes live only with the
 # ANA change below, after the scan; its P2P mark must be right then too.
-ana 1 inaccessible || nrp_fail "nvmet has no ANA state for port 1"
-ana 2 inaccessible
+nrp_ana 1 inaccessible || nrp_fail "nvmet has no ANA state for port 1"
+nrp_ana 2 inaccessible
 nrp_load_ours "$NRP_TRANSPORT" allow_soft_p2p=1 max_mr_pages=257
 nrp_connect_path 1; c1=$NRP_CTRL
 nrp_connect_path 2; c2=$NRP_CTRL
-ana 1 optimized
-ana 2 non-optimized
+nrp_ana 1 optimized
+nrp_ana 2 non-optimized
 NRP_NS=$(nrp_head_dev numa) || nrp_fail "no head disk after port 1 became optimized"
 h=$(basename "$NRP_NS")
 nrp_wait_head_p2p "$h" 1 || nrp_fail "head $h, live after an ANA change, not marked for P2P: $(cat "$NRP_DEBUGFS/heads")"
@@ -54,8 +53,8 @@ nrp_ckpt_wait "$b1" $((mib << 18)) $((1200 * NRP_SLOW)) "the ANA change" nrp_sta
 [ "$(nrp_stat "$c2" p2p_bytes_mapped)" = "$b2" ] ||
 	nrp_fail "P2P went over the non-optimized path before the change"
 t0=$(nrp_now)
-ana 1 inaccessible
-ana 2 optimized
+nrp_ana 1 inaccessible
+nrp_ana 2 optimized
 for _ in $(seq 300); do
 	[ "$(cat "$p1/ana_state")" = inaccessible ] && [ "$(cat "$p2/ana_state")" = optimized ] && break
 	sleep 0.1
@@ -72,8 +71,8 @@ total=$((d1 + d2)) payload=$((2 * mib << 20))
 echo "P2P: $((d1 >> 20)) MiB over $c1 before, $((d2 >> 20)) MiB over $c2 after; payload $((payload >> 20)) MiB; nothing bounced"
 
 # and back
-ana 2 non-optimized
-ana 1 optimized
+nrp_ana 2 non-optimized
+nrp_ana 1 optimized
 for _ in $(seq 300); do
 	[ "$(cat "$p1/ana_state")" = optimized ] && break
 	sleep 0.1

@@ -28,7 +28,6 @@
 # nrp-timeout: 900
 . "$(dirname "$0")/lib_mpath.sh"
 
-ana() { echo "$2" >"$NRP_CFS/ports/$1/ana_groups/1/ana_state"; }
 nrp_p2p_require
 nrp_nvme_core_multipath Y
 nrp_gpu_setup
@@ -36,7 +35,7 @@ nrp_rdma_setup "${NRP_RDMA_TYPE:-rxe}"
 nrp_slow_backing 250 272
 nrp_nvmet_setup "$NRP_DEV"
 nrp_second_path
-ana 2 inaccessible || nrp_fail "cannot make port 2's ANA group inaccessible"
+nrp_ana 2 inaccessible || nrp_fail "cannot make port 2's ANA group inaccessible"
 nrp_load_ours "$NRP_TRANSPORT" allow_soft_p2p=1
 nrp_must modprobe --ignore-install nvme-rdma
 nrp_cleanup_push "modprobe -r nvme_rdma"

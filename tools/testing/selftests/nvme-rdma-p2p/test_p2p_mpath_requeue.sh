@@ -31,29 +31,11 @@ NRP_NS=$(nrp_head_dev) || nrp_fail "no head disk"
 h=$(basename "$NRP_NS")
 nrp_wait_head_p2p "$h" 1 || nrp_fail "head $h not marked: $(cat "$NRP_DEBUGFS/heads")"
 hold=$NRP_DEBUGFS/fault_requeue_hold
-[ -w "$hold" ] || nrp_fail "no debugfs fault_requeue_hold"
-nrp_cleanup_push "echo 0 >$hold"
+nrp_p2p_hold_waiting "$ours" "$h" /tmp/nrp-requeue.log
+ckpt=$NRP_HELD_CKPT
+echo "$ours $(nrp_ctrl_state "$ours"), its port gone: $NRP_HELD P2P bios held off head $h, as a requeue round holds them"
 
-nrp_port_off 1 || nrp_fail "cannot take nvmet port 1 away"
-nrp_cleanup_push "nrp_port_on 1"
-nrp_wait_state "$ours" 30 connecting || nrp_fail "$ours did not leave live ($(nrp_ctrl_state "$ours"))"
-"$NRP_P2P_TOOL" --gpu "$NRP_GPU" --dev "$NRP_NS" --size 8M --chunk 1M --qd 8 --stats none \
-	>/tmp/nrp-requeue.log 2>&1 &
-ckpt=$!
-nrp_cleanup_push "kill $ckpt"
-nrp_dmesg_wait "$h: no usable path - requeuing I/O" 30 ||
-	nrp_fail "the P2P checkpoint did not wait in $h: $(tail -n 3 /tmp/nrp-requeue.log)"
-echo 1 >"$hold"
-held=$(cat "$hold")
-[ "$held" -gt 0 ] || nrp_fail "no bio held off $h"
-echo "$ours $(nrp_ctrl_state "$ours"), its port gone: $held P2P bios held off head $h, as a requeue round holds them"
-
-nrp_must modprobe --ignore-install nvme-rdma
-nrp_cleanup_push "modprobe -r nvme_rdma"
-# nvmet freed the controller ID of ours with its port: not for the
-# in-tree one, which the host would refuse as a duplicate of ours
-echo 100 >"$NRP_CFS/subsystems/$NRP_SUBNQN/attr_cntlid_min" ||
-	nrp_fail "cannot move nvmet's controller IDs on"
+nrp_intree_after_ours
 # the next controller's name: the lowest instance free
 for ((i = 0; ; i++)); do [ -e "/sys/class/nvme/nvme$i" ] || break; done
 c=nvme$i
