@@ -29,6 +29,10 @@ for i in $(seq $n); do
 	cat >"$work/host/test_h$i.sh" <<EOS
 #!/bin/bash
 echo "h$i \$PPID" >>"$work/ran"
+# h2 spends 1.5 s of CPU (its own utime, in clock ticks), for its result line
+if [ $i = 2 ]; then
+	while read -r -a st </proc/\$\$/stat && [ "\${st[13]}" -lt 150 ]; do :; done
+fi
 [ $i = 1 ] || [ $i = $n ] || exit 0
 for _ in \$(seq 300); do
 	[ "\$(wc -l <"$work/ran")" -ge $n ] && exit 0
@@ -61,6 +65,11 @@ for i in $(seq $n); do
 	c=$(grep -c "^PASS  host/h$i " "$work/run.log")
 	[ "$c" = 1 ] || fail "host/h$i has $c results: $(grep "host/h$i" "$work/run.log")"
 done
+# each result gives the test's CPU seconds, and a line their sum
+grep -q "^PASS  host/h2  ([0-9]*s, [1-4] CPU-s)$" "$work/run.log" ||
+	fail "host/h2 spent 1.5 CPU-s, its result says: $(grep "host/h2 " "$work/run.log")"
+grep -q "host tests: [1-9][0-9]* CPU-s$" "$work/run.log" ||
+	fail "no line with the host tests' CPU seconds: $(grep "host tests" "$work/run.log")"
 procs=$(cut -d' ' -f2 "$work/ran" | sort -u | wc -l)
 [ "$procs" -ge 3 ] || fail "the host tests ran in $procs processes: no lane helped the two workers"
 echo "$n host tests, each run once, in $procs processes"
