@@ -350,6 +350,49 @@ nrp_p2p_user() {
 	_nrp_uckpt_phase R read
 }
 
+# The P2P bytes mapped by the last nrp_p2p_user (written, synced, read),
+# NRP_UCKPT_P2P_*, against EXPECTED, the payload: exactly, unless
+# recoveries of NRP_CTRL (an I/O timeout, a reconnect; counted since the
+# last nrp_snap) fell inside the checkpoint. The requests a recovery ends
+# are sent again and mapped again: the same P2P pages twice, never host
+# memory. Then the excess must be no more than INFLIGHT bytes (the
+# submitter's depth times its request size) per recovery. Seen once in
+# CI, on the debug kernel: 14 MiB over a 64 MiB file written 16 deep in
+# 1 MiB requests; at 0.5 MiB/s a queue's 16 MiB outlasts the
+# 30 s I/O timeout (inferred: that run's kernel log was lost; the data
+# verified). Leaves the note for the pass line in NRP_UCKPT_REMAP.
+nrp_uckpt_p2p_check() { # EXPECTED INFLIGHT WHAT
+	local want=$1 inflight=$2 what=$3 p2p rec
+	p2p=$((NRP_UCKPT_P2P_W + NRP_UCKPT_P2P_F + NRP_UCKPT_P2P_R))
+	rec=$(nrp_delta recoveries)
+	NRP_UCKPT_REMAP=
+	[ "$p2p" = "$want" ] && return 0
+	[ "$rec" -gt 0 ] && [ "$p2p" -gt "$want" ] && [ $((p2p - want)) -le $((rec * inflight)) ] && {
+		NRP_UCKPT_REMAP=" ($((p2p - want)) bytes mapped again after $rec recoveries, timeouts +$(nrp_delta timeouts))"
+		echo "  $what: $rec recoveries during the checkpoint: $(nrp_dmesg_since | grep -m2 ' timeout\|error recovery' | sed 's/^\[[^]]*\] //' | paste -sd ';')"
+		return 0
+	}
+	nrp_fail "$what: p2p_bytes_mapped +$p2p, expected exactly $want (the payload);" \
+		"phases write $NRP_UCKPT_P2P_W fsync $NRP_UCKPT_P2P_F read $NRP_UCKPT_P2P_R;" \
+		"recoveries +$rec (at most $inflight bytes in flight each), timeouts +$(nrp_delta timeouts)," \
+		"errors +$(nrp_delta errors), queue_full_requeues +$(nrp_delta queue_full_requeues);" \
+		"$(nrp_dmesg_since | grep -m4 -i 'timeout\|recovery\|reset\|failed\|nvmet')"
+}
+
+# The most bytes p2p-checkpoint's arguments keep in flight: --qd times
+# --chunk, each its default (8, 1 MiB) unless given.
+nrp_ckpt_inflight() { # ARGS...
+	local qd=8 chunk=$((1 << 20))
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--qd) qd=$2; shift ;;
+		--chunk) chunk=$(numfmt --from=iec "$2"); shift ;;
+		esac
+		shift
+	done
+	echo $((qd * chunk))
+}
+
 _nrp_uckpt_phase() { # VAR-SUFFIX PHASE
 	local line
 	line=$(echo "$NRP_UCKPT_OUT" | awk -v p="$2" '$1 == "phase" && $2 == p')
