@@ -51,6 +51,33 @@ echo 100000 >"$NRP_DEBUGFS/$ctrl/fault_reap_delay" || nrp_fail "no fault_reap_de
 if echo 'func rxe_reg_fast_mr +p' 2>/dev/null >/proc/dynamic_debug/control; then
 	nrp_cleanup_push "echo 'func rxe_reg_fast_mr -p' >/proc/dynamic_debug/control"
 fi
+# Who moves a QP to error, with the stack that did it: a recovery that is
+# neither ours nor rxe's REG_MR redo (above) says which side of rxe ended
+# the QP (the responder on a target's access, the requester, a modify).
+# Only evidence for the failure message: a kernel without the function
+# tracer (or rxe built in without the symbol) runs the test without it.
+qp_err_trace=
+T=/sys/kernel/tracing
+[ -e $T/trace ] || mount -t tracefs nodev $T 2>/dev/null
+if [ -w $T/set_ftrace_filter ] && echo rxe_qp_error 2>/dev/null >$T/set_ftrace_filter; then
+	echo 1 >$T/options/func_stack_trace
+	echo function >$T/current_tracer
+	: >$T/trace
+	qp_err_trace=$T
+	nrp_cleanup_push "echo nop >$T/current_tracer; echo 0 >$T/options/func_stack_trace; : >$T/set_ftrace_filter"
+fi
+# The traced calls, each with its stack (the "=>" lines after it), of
+# the 2 s before kernel log time T (seconds since boot, the clock of
+# both): every teardown calls it too (from the requester, which the
+# modify to error schedules, on 6.12 and 7.3 alike), so only the calls
+# just before the recovery's first line tell what ended the QP.
+qp_err_stacks() { # T
+	awk -v t="$1" 'function out() { if (ev != "" && ts >= t - 2 && ts <= t && n++ < 3) print ev }
+		/^#/ { next }
+		/ rxe_qp_error / { out(); ev = $0; match($0, / [0-9]+\.[0-9]+: /); ts = substr($0, RSTART + 1, RLENGTH - 3); next }
+		/=>/ { ev = ev " " $2 }
+		END { out() }' "$qp_err_trace/trace"
+}
 nrp_dmesg_mark
 nrp_snap
 
@@ -103,7 +130,9 @@ if [ "$recov" -gt 0 ]; then
 	keys=$(echo "$klog" | sed -n 's/.*REG_MR of rkey 0x\([0-9a-f]*\) refused.*/\1/p')
 	[ -n "$keys" ] ||
 		nrp_fail "$recov error recoveries nobody asked for, none of them rxe's:" \
-			"$(echo "$klog" | grep -m3 'failed with status\|error recovery')"
+			"$(echo "$klog" | grep -m8 'failed with status\|error recovery\|nvmet\|rxe\|timeout\|disconnect')" \
+			"${qp_err_trace:+; rxe_qp_error in the 2 s before: $(qp_err_stacks "$(echo "$klog" |
+				sed -n 's/^\[ *\([0-9.]*\)\].*\(failed with status\|error recovery\).*/\1/p' | head -n1)")}"
 	for k in $keys; do
 		echo "$klog" | grep -q "rxe_reg_fast_mr: .*mr->lkey = 0x$k not free" ||
 			nrp_fail "REG_MR of rkey 0x$k refused, and rxe did not say it holds that key:" \
