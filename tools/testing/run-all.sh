@@ -711,8 +711,8 @@ host_one() { # NAME: run host test NAME unless another took it
 	  st=$?
 	  # (into a file: a pipe would run times in a subshell of its own)
 	  times >"$out/host-$name.times"
-	  awk 'NR == 2 { print host_cpu($1) + host_cpu($2) }
-		function host_cpu(t, m) { m = t; sub(/m.*/, "", m); sub(/^[0-9]*m/, "", t); sub(/s$/, "", t); return int(m * 60 + t + 0.5) }' \
+	  awk 'NR == 2 { print int(host_cpu($1) + host_cpu($2) + 0.5) }
+		function host_cpu(t, m) { gsub(/,/, ".", t); m = t; sub(/m.*/, "", m); sub(/^[0-9]*m/, "", t); sub(/s$/, "", t); return m * 60 + t }' \
 		"$out/host-$name.times" >"$out/host-$name.cpu"
 	  exit $st )
 	echo $? $((SECONDS - t1)) >"$out/host-$name.rc.tmp"
@@ -740,7 +740,7 @@ host_collect() {
 		done
 		rc= secs= cpu=
 		read -r rc secs <"$out/host-$name.rc" 2>/dev/null
-		read -r cpu <"$out/host-$name.cpu" 2>/dev/null
+		read -r cpu 2>/dev/null <"$out/host-$name.cpu"
 		cpu_all=$((cpu_all + ${cpu:-0}))
 		case $rc in
 		0) result pass "host/$name" "${secs}s, ${cpu:-?} CPU-s" ;;

@@ -368,7 +368,7 @@ nrp_uckpt_p2p_check() { # EXPECTED INFLIGHT WHAT
 	NRP_UCKPT_REMAP=
 	[ "$p2p" = "$want" ] && return 0
 	[ "$rec" -gt 0 ] && [ "$p2p" -gt "$want" ] && [ $((p2p - want)) -le $((rec * inflight)) ] && {
-		NRP_UCKPT_REMAP=" ($((p2p - want)) bytes mapped again after $rec recoveries, timeouts +$(nrp_delta timeouts))"
+		NRP_UCKPT_REMAP="$((p2p - want)) bytes mapped again after $rec recoveries, timeouts +$(nrp_delta timeouts)"
 		echo "  $what: $rec recoveries during the checkpoint: $(nrp_dmesg_since | grep -m2 ' timeout\|error recovery' | sed 's/^\[[^]]*\] //' | paste -sd ';')"
 		return 0
 	}
@@ -379,13 +379,15 @@ nrp_uckpt_p2p_check() { # EXPECTED INFLIGHT WHAT
 		"$(nrp_dmesg_since | grep -m4 -i 'timeout\|recovery\|reset\|failed\|nvmet')"
 }
 
-# The most bytes p2p-checkpoint's arguments keep in flight: --qd times
-# --chunk, each its default (8, 1 MiB) unless given.
+# The most bytes p2p-checkpoint's arguments keep in flight: one request
+# of --chunk (1 MiB unless given) for pwrite/pread, --qd of them (8 unless
+# given) for io_uring.
 nrp_ckpt_inflight() { # ARGS...
-	local qd=8 chunk=$((1 << 20))
+	local qd=1 uqd=8 chunk=$((1 << 20))
 	while [ $# -gt 0 ]; do
 		case $1 in
-		--qd) qd=$2; shift ;;
+		--io) [ "$2" = uring ] && qd=$uqd; shift ;;
+		--qd) uqd=$2; [ "$qd" = 1 ] || qd=$2; shift ;;
 		--chunk) chunk=$(numfmt --from=iec "$2"); shift ;;
 		esac
 		shift

@@ -53,7 +53,7 @@ exact() { # SIZE HOST-BYTES WHAT INFLIGHT (nrp_uckpt_p2p_check)
 	local host=$((NRP_UCKPT_HOST_W + NRP_UCKPT_HOST_F + NRP_UCKPT_HOST_R))
 	nrp_uckpt_p2p_check $((2 * $1 - $2)) "$4" "$3"
 	[ "$host" = "$2" ] || nrp_fail "$3: host_bytes_mapped +$host, expected $2"
-	echo "  $3: verified; p2p_bytes_mapped +$p2p$NRP_UCKPT_REMAP, host_bytes_mapped +$host; $(echo "$NRP_UCKPT_OUT" |
+	echo "  $3: verified; p2p_bytes_mapped +$p2p${NRP_UCKPT_REMAP:+ ($NRP_UCKPT_REMAP)}, host_bytes_mapped +$host; $(echo "$NRP_UCKPT_OUT" |
 		grep -E '^checkpoint verified' | sed 's/.*MiB, //')"
 }
 

@@ -68,15 +68,17 @@ if [ -w $T/set_ftrace_filter ] && echo rxe_qp_error 2>/dev/null >$T/set_ftrace_f
 fi
 # The traced calls, each with its stack (the "=>" lines after it), of
 # the 2 s before kernel log time T (seconds since boot, the clock of
-# both): every teardown calls it too (from the requester, which the
-# modify to error schedules, on 6.12 and 7.3 alike), so only the calls
-# just before the recovery's first line tell what ended the QP.
+# both), the last three: every teardown calls it too (from the
+# requester, which the modify to error schedules, on 6.12 and 7.3 alike),
+# so only the calls just before the recovery's first line tell what
+# ended the QP.
 qp_err_stacks() { # T
-	awk -v t="$1" 'function out() { if (ev != "" && ts >= t - 2 && ts <= t && n++ < 3) print ev }
+	# the last three of the window: teardowns in it come before the cause
+	awk -v t="$1" 'function keep() { if (ev != "" && ts >= t - 2 && ts <= t) last[n++ % 3] = ev }
 		/^#/ { next }
-		/ rxe_qp_error / { out(); ev = $0; match($0, / [0-9]+\.[0-9]+: /); ts = substr($0, RSTART + 1, RLENGTH - 3); next }
+		/ rxe_qp_error / { keep(); ev = $0; match($0, / [0-9]+\.[0-9]+: /); ts = substr($0, RSTART + 1, RLENGTH - 3) + 0; next }
 		/=>/ { ev = ev " " $2 }
-		END { out() }' "$qp_err_trace/trace"
+		END { keep(); for (i = (n > 3 ? n - 3 : 0); i < n; i++) print last[i % 3] }' "$qp_err_trace/trace"
 }
 nrp_dmesg_mark
 nrp_snap
