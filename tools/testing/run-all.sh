@@ -10,12 +10,12 @@
 #   tools/testing/run-all.sh --merge DIR...
 #
 # Two tiers (NRP_TIER, or --tier; "make check" and "make check-full"):
-#   check  what CI runs, within 60 minutes cold on 2 cores: every test on
-#          stock 6.1; on the 6.1 P2PDMA kernel (the one kernel it builds)
-#          the P2P, module and authentication tests over rxe and the
-#          transport tests over siw; the two-guest tests on stock;
-#          nrp-check on a PCIe topology in a p2p boot of its own. Two
-#          guests run at a time (lanes, below).
+#   check  what CI runs, within 60 minutes cold on 2 cores: the
+#          transport and its error paths on stock 6.1, with its pair and
+#          shape boots; the P2P suite on Debian 13's stock 7.3, with
+#          nrp-check on a PCIe topology; the module under the checkers
+#          on a 6.12 P2PDMA debug kernel, the one kernel it builds (the
+#          check_list below). One guest runs at a time (lanes, below).
 #   full   everything: all tests on the debug kernel and stock 6.12 too,
 #          the whole suite over siw on both P2PDMA kernels, 6.12's P2P
 #          tests also with multipath=N, the two-guest tests on every
@@ -134,6 +134,14 @@ done
 case $tier in
 check|full) ;;
 *) nrp_die "unknown tier '$tier' (check, full)" ;;
+esac
+# One guest at a time, and the rest at nice 19 beside it, or two lanes of
+# guests side by side (NRP_LANES=2; see "Kernel by kernel" below).
+lanes=${NRP_LANES:-1}
+case $lanes in
+1) bg_nice=19 host_nice=19 ;;
+2) bg_nice=0 host_nice=5 ;;
+*) nrp_die "NRP_LANES is 1 or 2, not '$lanes'" ;;
 esac
 # The guests see the tier (run-guest.sh passes NRP_TIER on): a test whose
 # largest case costs minutes under TCG runs a smaller one in the check
@@ -602,15 +610,14 @@ nrp_log "machine speed: ${ratio}% of the fastest seen's time (limits x$NRP_HOST_
 	timed set-up "$NRP_TOP/tools/setup.sh" --no-kernel --no-root || nrp_die "setup failed"
 
 # Guest kernels not cached yet build in the background, one after the
-# other, while the host tests and the stock guest run. A part that needs a
-# kernel waits for it (need_kernel). The build is on the cold run's
-# longest path (build, then the p2p guest), so it runs at the guests'
-# priority, the host tests a little below: at the lowest priority (the
-# earlier order) cold runs at a376d38 and in a trial before 56d6b54 gave
-# the build half a core, as much as the host tests had, so that the guest
-# waiting for it could only start after 40 minutes; in a second trial,
-# with the host tests at nice 15, the build took 25 minutes but the host
-# tests had done 100 core-seconds of their 1100 in 29.
+# other, while the host tests and the stock guests run. A part that needs
+# a kernel waits for it (need_kernel). The build runs at nice 19, as the
+# host tests do: a guest beside them runs as if alone (the lanes, below,
+# say why that matters under TCG), and they share what it leaves idle.
+# With two lanes (NRP_LANES=2) the build is on the run's longest path
+# (build, then its guest) and runs at the guests' priority, as it did
+# before one lane: at the lowest priority, cold runs at a376d38 gave it
+# half a core, so that the guest waiting for it started after 40 minutes.
 bg_kernels=()
 for k in $kernels; do
 	# Debian's own kernels (stock, stock-6.12) come with the set-up
@@ -621,7 +628,7 @@ kernel_builds() {
 	local k t0 st
 	for k in "${bg_kernels[@]}"; do
 		t0=$SECONDS
-		"$NRP_TOP/tools/vm/build-kernel.sh" "$k" >"$out/kernel-$k.log" 2>&1
+		nice -n "$bg_nice" "$NRP_TOP/tools/vm/build-kernel.sh" "$k" >"$out/kernel-$k.log" 2>&1
 		st=$?
 		echo "$st $((SECONDS - t0))" >"$out/kernel-$k.done"
 	done
@@ -707,7 +714,7 @@ host_one() { # NAME: run host test NAME unless another took it
 	# its CPU time too (bash's times, in a subshell of its own: the
 	# children it waited for): the cold run is bound by the two cores,
 	# and what a host test costs is its CPU, not its time beside guests
-	( env "${host_unset[@]}" nice -n 5 bash "$host_tests/test_$name.sh" >"$out/host-$name.log" 2>&1
+	( env "${host_unset[@]}" nice -n "$host_nice" bash "$host_tests/test_$name.sh" >"$out/host-$name.log" 2>&1
 	  st=$?
 	  # (into a file: a pipe would run times in a subshell of its own)
 	  times >"$out/host-$name.times"
@@ -1520,11 +1527,21 @@ late_has() { # BOOT: whether BOOT ("KIND KERNEL [ARG]") is one of them
 	return 1
 }
 
-# Kernel by kernel, its guest and then its pair, in two lanes that run side
-# by side: a TCG guest keeps about one of the two cores busy, so two at a
-# time use the machine. Lane A takes the stock kernels (no build: they start
-# at once, beside the host tests), lane B the built ones, each waiting for
-# its kernel. NRP_LANES=1 runs everything in one lane, one guest at a time.
+# Kernel by kernel, its guest and then its pair, one guest at a time: the
+# kernels in the tier's order (the stock ones first, they need no build;
+# a built one last, its build done in the background meanwhile), and
+# everything else of the run (the kernel builds, the host tests) at nice
+# 19 beside it, in the cycles the guest leaves idle. Why not two guests
+# at once: a TCG guest of two vCPUs keeps 1.4 of the two cores busy, and
+# a vCPU thread that the host deschedules while the guest holds a lock
+# (TCG has no pause-loop exit or paravirtual spinlock to yield it) leaves
+# the other vCPU spinning on that lock: beside another guest, a kernel
+# build and the host tests, stock 6.1's check boot took 2579 s (a cold
+# .ci/run of e24fe40 at ratio 293, 82 minutes in all), alone on the same
+# machine 538 s, hostile_target 237 s against 45 s. NRP_LANES=2 runs two
+# lanes side by side as before: lane A the stock kernels, lane B the
+# built ones, each waiting for its kernel (and the full tier's debug
+# kernel split over both).
 all=named
 [ $# = 0 ] && all=all
 run_kernels() { # KERNEL... (then the named tests, after --)
@@ -1552,7 +1569,7 @@ run_kernels() { # KERNEL... (then the named tests, after --)
 debug_split=
 # (Full tier only: the check tier's debug boot runs its short list.)
 if [ "$tier" = full ] && [ "$debug_tests" = all ] && [ $# = 0 ] &&
-	[ "${NRP_LANES:-2}" != 1 ] && in_list debug $kernels; then
+	[ "$lanes" != 1 ] && in_list debug $kernels; then
 	debug_split=1
 fi
 if [ -n "$list_only" ]; then
@@ -1601,9 +1618,11 @@ for k in $kernels; do
 	*)			lane_b_kernels+=("$k") ;;
 	esac
 done
-if [ "${NRP_LANES:-2}" = 1 ] || [ ${#lane_a[@]} = 0 ] || [ ${#lane_b_kernels[@]} = 0 ]; then
+if [ "$lanes" = 1 ] || [ ${#lane_a[@]} = 0 ] || [ ${#lane_b_kernels[@]} = 0 ]; then
 	late_boots=()
-	run_kernels $kernels -- "$@"
+	# Debian's kernels first, while the others build
+	run_kernels $(for k in $kernels; do case $k in stock | stock-*) echo "$k" ;; esac; done) \
+		$(for k in $kernels; do case $k in stock | stock-*) ;; *) echo "$k" ;; esac; done) -- "$@"
 else
 	# stock's shape boots of kernel arguments (isolcpus=: shape_cpus alone)
 	for smp in ${NRP_SHAPE_SMP-$shape_default}; do

@@ -1,6 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# The check tier's two lanes share what is left when one of them is done
+# The check tier runs one guest at a time by default, the kernel builds
+# and the host tests at nice 19 beside it (run-all.sh: "Kernel by
+# kernel"): on stand-in guests that each hold a lock for a second, no two
+# boots of the default run overlap, Debian's kernels boot before the built
+# one, and a host test runs at nice 19.
+#
+# With NRP_LANES=2, the check tier's two lanes share what is left when one of them is done
 # (run-all.sh: late_run, host_help): stock 7.3's topology boot and stock
 # 6.1's isolcpus shape boot run once each, in whichever lane claims them
 # first, and so does every host test, with one result each wherever it
@@ -43,19 +49,47 @@ echo "the other host tests did not run while this one waited"
 exit 1
 EOS
 done
-# a stand-in guest that names each boot it makes
+# h3 says at what niceness the host tests run
+sed -i "2a nice >\"$work/nice\"" "$work/host/test_h3.sh"
+# a stand-in guest that names each boot it makes, and holds a lock for a
+# second while it "runs": a boot that finds it held overlaps another
 cat >"$work/guest" <<EOS
 #!/bin/bash
 prev= o=
 for a in "\$@"; do [ "\$prev" = --out ] && o=\$a; prev=\$a; done
 basename "\$o" >>"$work/boots"
+if mkdir "$work/running" 2>/dev/null; then
+	sleep 1
+	rmdir "$work/running"
+else
+	echo "\$(basename "\$o")" >>"$work/overlaps"
+fi
 exec "$fix/stub-run-guest.sh" "\$@"
 EOS
 chmod +x "$work/guest"
 
+# the default: one guest at a time
 # (measured: no NRP_HOST_RATIO, which the host tests' lib.sh sets)
-env -u NRP_HOST_RATIO NRP_CACHE=$cache NRP_STUB_MODE=record NRP_RUN_GUEST=$work/guest NRP_RUN_PAIR=$fix/stub-run-pair.sh \
-	NRP_HOST_TESTS=$work/host \
+env -u NRP_HOST_RATIO -u NRP_LANES NRP_CACHE=$cache NRP_STUB_MODE=record NRP_RUN_GUEST=$work/guest \
+	NRP_RUN_PAIR=$fix/stub-run-pair.sh NRP_HOST_TESTS=$work/host \
+	"$TOP/tools/testing/run-all.sh" --tier check --no-setup --out "$work/out1" >"$work/run1.log" 2>&1 ||
+	{ tail -n 40 "$work/run1.log"; fail "the check tier on stand-ins failed (one lane)"; }
+[ ! -e "$work/overlaps" ] || fail "one lane: boots overlapped: $(xargs <"$work/overlaps")"
+dup=$(sort "$work/boots" | uniq -d)
+[ -z "$dup" ] || fail "one lane: booted more than once: $dup"
+order=$(grep -n -e '^guest-stock$' -e '^guest-stock-7.3$' -e '^guest-debug-6.12$' "$work/boots" | cut -d: -f2 | xargs)
+[ "$order" = "guest-stock guest-stock-7.3 guest-debug-6.12" ] ||
+	fail "one lane: the guests booted in the order '$order', not Debian's kernels first"
+[ "$(cat "$work/nice" 2>/dev/null)" = 19 ] ||
+	fail "one lane: a host test ran at nice '$(cat "$work/nice" 2>/dev/null)', not 19"
+grep -q "^[0-9]* passed, 0 failed" "$work/run1.log" ||
+	{ tail -n 5 "$work/run1.log"; fail "one lane: the summary is not all passed"; }
+echo "one lane: $(wc -l <"$work/boots") boots, none overlapping; host tests at nice 19"
+rm -f "$work/boots" "$work/ran" "$work/nice" "$work/overlaps"
+
+# two lanes
+env -u NRP_HOST_RATIO NRP_LANES=2 NRP_CACHE=$cache NRP_STUB_MODE=record NRP_RUN_GUEST=$work/guest \
+	NRP_RUN_PAIR=$fix/stub-run-pair.sh NRP_HOST_TESTS=$work/host \
 	"$TOP/tools/testing/run-all.sh" --tier check --no-setup --out "$work/out" >"$work/run.log" 2>&1 ||
 	{ tail -n 40 "$work/run.log"; fail "the check tier on stand-ins failed"; }
 
