@@ -135,12 +135,20 @@ case $tier in
 check|full) ;;
 *) nrp_die "unknown tier '$tier' (check, full)" ;;
 esac
-# One guest at a time, and the rest at nice 19 beside it, or two lanes of
-# guests side by side (NRP_LANES=2; see "Kernel by kernel" below).
+# One guest at a time, and the rest beside it at lower priorities, or two
+# lanes of guests side by side (NRP_LANES=2; see "Kernel by kernel"
+# below). With one lane the kernel build and the Debian 13 root run at
+# nice 19: the build is on the run's longest path (the built kernel's
+# guest boots last and waits for it), and it takes nearly all that the
+# guest leaves idle. The host tests run at SCHED_IDLE, in what is left:
+# nothing waits for them until the last guest is done, and a host test
+# (its run-all.sh on stand-ins, its builds) preempting a vCPU thread
+# slows the guest more than it gains (cold, at nice 19 beside the guest
+# with the build, stock 6.1's check boot took 853 s, alone 556 s).
 lanes=${NRP_LANES:-1}
 case $lanes in
-1) bg_nice=19 host_nice=19 ;;
-2) bg_nice=0 host_nice=5 ;;
+1) bg_prio=(nice -n 19) host_prio=(chrt --idle 0) ;;
+2) bg_prio=(nice -n 0) host_prio=(nice -n 5) ;;
 *) nrp_die "NRP_LANES is 1 or 2, not '$lanes'" ;;
 esac
 # The guests see the tier (run-guest.sh passes NRP_TIER on): a test whose
@@ -611,13 +619,11 @@ nrp_log "machine speed: ${ratio}% of the fastest seen's time (limits x$NRP_HOST_
 
 # Guest kernels not cached yet build in the background, one after the
 # other, while the host tests and the stock guests run. A part that needs
-# a kernel waits for it (need_kernel). The build runs at nice 19, as the
-# host tests do: a guest beside them runs as if alone (the lanes, below,
-# say why that matters under TCG), and they share what it leaves idle.
-# With two lanes (NRP_LANES=2) the build is on the run's longest path
-# (build, then its guest) and runs at the guests' priority, as it did
-# before one lane: at the lowest priority, cold runs at a376d38 gave it
-# half a core, so that the guest waiting for it started after 40 minutes.
+# a kernel waits for it (need_kernel). The build runs at nice 19 beside
+# one lane (bg_prio, above). With two lanes (NRP_LANES=2) it runs at the
+# guests' priority, as it did before one lane: at the lowest priority,
+# cold runs at a376d38 gave it half a core, so that the guest waiting for
+# it started after 40 minutes.
 bg_kernels=()
 for k in $kernels; do
 	# Debian's own kernels (stock, stock-6.12) come with the set-up
@@ -628,7 +634,7 @@ kernel_builds() {
 	local k t0 st
 	for k in "${bg_kernels[@]}"; do
 		t0=$SECONDS
-		nice -n "$bg_nice" "$NRP_TOP/tools/vm/build-kernel.sh" "$k" >"$out/kernel-$k.log" 2>&1
+		"${bg_prio[@]}" "$NRP_TOP/tools/vm/build-kernel.sh" "$k" >"$out/kernel-$k.log" 2>&1
 		st=$?
 		echo "$st $((SECONDS - t0))" >"$out/kernel-$k.done"
 	done
@@ -649,7 +655,7 @@ if [ -n "$do_setup" ]; then
 	for s in $("$NRP_TOP/scripts/kernel-series.sh" list); do
 		"$NRP_TOP/scripts/kernel-series.sh" native "$s" && continue
 		( t0=$SECONDS
-		  "$NRP_TOP/tools/vm/debian-root.sh" --for user path >"$out/root.log" 2>&1
+		  "${bg_prio[@]}" "$NRP_TOP/tools/vm/debian-root.sh" --for user path >"$out/root.log" 2>&1
 		  echo "$? $((SECONDS - t0))" >"$out/root.done" ) &
 		rooter=$!
 		break
@@ -714,7 +720,7 @@ host_one() { # NAME: run host test NAME unless another took it
 	# its CPU time too (bash's times, in a subshell of its own: the
 	# children it waited for): the cold run is bound by the two cores,
 	# and what a host test costs is its CPU, not its time beside guests
-	( env "${host_unset[@]}" nice -n "$host_nice" bash "$host_tests/test_$name.sh" >"$out/host-$name.log" 2>&1
+	( env "${host_unset[@]}" "${host_prio[@]}" bash "$host_tests/test_$name.sh" >"$out/host-$name.log" 2>&1
 	  st=$?
 	  # (into a file: a pipe would run times in a subshell of its own)
 	  times >"$out/host-$name.times"

@@ -76,7 +76,8 @@ for b in "tool tools/p2p-checkpoint/p2p-checkpoint.c" \
 	read -r name file <<<"$b"
 	t=$(broken_clone "$name" "$file")
 	rc=0
-	timeout 600 "$t/tools/vm/run-guest.sh" --kernel stock --out "$work/$name-guest" \
+	# (30 minutes: a host test runs at SCHED_IDLE beside the guests)
+	timeout 1800 "$t/tools/vm/run-guest.sh" --kernel stock --out "$work/$name-guest" \
 		-- true >"$work/$name-guest.log" 2>&1 || rc=$?
 	[ "$rc" = 3 ] || { tail -n 20 "$work/$name-guest.log"; fail "run-guest.sh with a broken $name: status $rc, not 3"; }
 	[ -e "$work/$name-guest/console.log" ] && fail "a guest booted with a broken $name"
