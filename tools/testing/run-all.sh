@@ -141,10 +141,12 @@ esac
 # nice 19: the build is on the run's longest path (the built kernel's
 # guest boots last and waits for it), and it takes nearly all that the
 # guest leaves idle. The host tests run at SCHED_IDLE, in what is left:
-# nothing waits for them until the last guest is done, and a host test
-# (its run-all.sh on stand-ins, its builds) preempting a vCPU thread
-# slows the guest more than it gains (cold, at nice 19 beside the guest
-# with the build, stock 6.1's check boot took 853 s, alone 556 s).
+# nothing waits for them until the last guest is done (cold, with both at
+# nice 19 beside the guest, the build got 34 objects a minute and would
+# have kept the debug guest waiting). The guest's own priority gains
+# nothing more: what slows it beside them is the cores' caches and
+# memory, not the scheduler (four stock 6.1 tests alone 158 s, beside
+# three xz -9 at nice 19 199 s, at SCHED_IDLE 197 s).
 lanes=${NRP_LANES:-1}
 case $lanes in
 1) bg_prio=(nice -n 19) host_prio=(chrt --idle 0) ;;
@@ -1237,9 +1239,12 @@ guest_part() { # KERNEL TEST...
 	# Debian's 6.12's; never a kernel build of its own)
 	case $k in
 	stock)	other=stock-6.12
-		if in_list p2p $parts_all; then
+		# (with one lane, a 6.1 kernel only once built: the stock guest
+		# boots first, and its build at nice 19 beside it would keep
+		# wrong_kernel waiting for most of the boot)
+		if in_list p2p $parts_all && { [ "$lanes" != 1 ] || ! building p2p; }; then
 			other=p2p
-		elif in_list debug $parts_all; then
+		elif in_list debug $parts_all && { [ "$lanes" != 1 ] || ! building debug; }; then
 			other=debug
 		fi ;;
 	*)	other=stock ;;
@@ -1542,15 +1547,16 @@ late_has() { # BOOT: whether BOOT ("KIND KERNEL [ARG]") is one of them
 # Kernel by kernel, its guest and then its pair, one guest at a time: the
 # kernels in the tier's order (the stock ones first, they need no build;
 # a built one last, its build done in the background meanwhile), and
-# everything else of the run (the kernel builds, the host tests) at nice
-# 19 beside it, in the cycles the guest leaves idle. Why not two guests
-# at once: a TCG guest of two vCPUs keeps 1.4 of the two cores busy, and
-# a vCPU thread that the host deschedules while the guest holds a lock
+# everything else of the run (the kernel builds, the host tests) beside
+# it at lower priorities (bg_prio, host_prio), in the cycles the guest
+# leaves idle. Why not two guests at once: a TCG guest of two vCPUs keeps
+# about one of the two cores busy (stock 6.1's check boots alone: 1342
+# CPU-s in 1265 s), yet two do less than one, for a vCPU thread that the host deschedules while the guest holds a lock
 # (TCG has no pause-loop exit or paravirtual spinlock to yield it) leaves
 # the other vCPU spinning on that lock: beside another guest, a kernel
 # build and the host tests, stock 6.1's check boot took 2579 s (a cold
 # .ci/run of e24fe40 at ratio 293, 82 minutes in all), alone on the same
-# machine 538 s, hostile_target 237 s against 45 s. NRP_LANES=2 runs two
+# machine 556 s, hostile_target 237 s against 45 s. NRP_LANES=2 runs two
 # lanes side by side as before: lane A the stock kernels, lane B the
 # built ones, each waiting for its kernel (and the full tier's debug
 # kernel split over both).
@@ -1575,9 +1581,13 @@ run_kernels() { # KERNEL... (then the named tests, after --)
 		part_done "$k"
 	done
 }
+# One lane's order: Debian's kernels first, while the others build.
+one_lane=$(for k in $kernels; do case $k in stock | stock-*) echo "$k" ;; esac; done
+	for k in $kernels; do case $k in stock | stock-*) ;; *) echo "$k" ;; esac; done)
 # The whole suite on the debug kernel (full tier) is over two hours of one
-# TCG guest, longer than all else in a lane: it runs as two boots, one in
-# each lane, debug#1 and debug#2 each about half its time (debug_shard).
+# TCG guest, longer than all else in a lane: with two lanes (NRP_LANES=2)
+# it runs as two boots, one in each lane, debug#1 and debug#2 each about
+# half its time (debug_shard); with one, as one boot.
 debug_split=
 # (Full tier only: the check tier's debug boot runs its short list.)
 if [ "$tier" = full ] && [ "$debug_tests" = all ] && [ $# = 0 ] &&
@@ -1585,7 +1595,11 @@ if [ "$tier" = full ] && [ "$debug_tests" = all ] && [ $# = 0 ] &&
 	debug_split=1
 fi
 if [ -n "$list_only" ]; then
-	run_kernels $kernels -- "$@"
+	if [ "$lanes" = 1 ]; then
+		run_kernels $one_lane -- "$@"
+	else
+		run_kernels $kernels -- "$@"
+	fi
 	exit 0
 fi
 # A stock kernel that the check tier names in lane_b_first runs in lane B
@@ -1632,9 +1646,7 @@ for k in $kernels; do
 done
 if [ "$lanes" = 1 ] || [ ${#lane_a[@]} = 0 ] || [ ${#lane_b_kernels[@]} = 0 ]; then
 	late_boots=()
-	# Debian's kernels first, while the others build
-	run_kernels $(for k in $kernels; do case $k in stock | stock-*) echo "$k" ;; esac; done) \
-		$(for k in $kernels; do case $k in stock | stock-*) ;; *) echo "$k" ;; esac; done) -- "$@"
+	run_kernels $one_lane -- "$@"
 else
 	# stock's shape boots of kernel arguments (isolcpus=: shape_cpus alone)
 	for smp in ${NRP_SHAPE_SMP-$shape_default}; do
