@@ -1126,7 +1126,7 @@ test_limit() { [[ $1 == debug* ]] && echo "-t 2400"; return 0; }
 # One guest boot of kernel $1 runs the whole in-guest suite; KERNEL#N
 # (N = 1, 2) half of it (the debug split, debug_shard above).
 guest_part() { # KERNEL TEST...
-	local k=$1 tag=$1 boot=${1/\#/-} shard= other fdir foreign tests=() t i limit=()
+	local k=$1 tag=$1 boot=${1/\#/-} shard= other f fdir foreign tests=() t i limit=()
 	shift
 	case $k in *'#'*) shard=${k#*#} k=${k%#*} ;; esac
 	# test_pair_* run in the guest pair (pair_part), the shape and
@@ -1239,14 +1239,15 @@ guest_part() { # KERNEL TEST...
 	# Debian's 6.12's; never a kernel build of its own)
 	case $k in
 	stock)	other=stock-6.12
-		# (with one lane, a 6.1 kernel only once built: the stock guest
-		# boots first, and its build at nice 19 beside it would keep
-		# wrong_kernel waiting for most of the boot)
-		if in_list p2p $parts_all && { [ "$lanes" != 1 ] || ! building p2p; }; then
-			other=p2p
-		elif in_list debug $parts_all && { [ "$lanes" != 1 ] || ! building debug; }; then
-			other=debug
-		fi ;;
+		for f in p2p debug; do
+			in_list "$f" $parts_all || continue
+			# (with one lane, only once built: the stock guest boots
+			# first, and the build at nice 19 beside it would keep
+			# wrong_kernel waiting for most of the boot)
+			{ [ "$lanes" != 1 ] || ! building "$f"; } || continue
+			other=$f
+			break
+		done ;;
 	*)	other=stock ;;
 	esac
 	rm -f "$out/guest-$boot"/foreign.ko*
@@ -1551,15 +1552,16 @@ late_has() { # BOOT: whether BOOT ("KIND KERNEL [ARG]") is one of them
 # it at lower priorities (bg_prio, host_prio), in the cycles the guest
 # leaves idle. Why not two guests at once: a TCG guest of two vCPUs keeps
 # about one of the two cores busy (stock 6.1's check boots alone: 1342
-# CPU-s in 1265 s), yet two do less than one, for a vCPU thread that the host deschedules while the guest holds a lock
-# (TCG has no pause-loop exit or paravirtual spinlock to yield it) leaves
-# the other vCPU spinning on that lock: beside another guest, a kernel
-# build and the host tests, stock 6.1's check boot took 2579 s (a cold
-# .ci/run of e24fe40 at ratio 293, 82 minutes in all), alone on the same
-# machine 556 s, hostile_target 237 s against 45 s. NRP_LANES=2 runs two
-# lanes side by side as before: lane A the stock kernels, lane B the
-# built ones, each waiting for its kernel (and the full tier's debug
-# kernel split over both).
+# CPU-s in 1265 s), yet beside another guest, a kernel build and the host
+# tests, stock 6.1's check boot took 2579 s (a cold .ci/run of e24fe40 at
+# ratio 293, 82 minutes in all), alone on the same machine 556 s,
+# hostile_target 237 s against 45 s: far more than the cores' share
+# explains (a vCPU thread descheduled while its guest holds a lock leaves
+# the other spinning on it, TCG having no pause-loop exit to yield; not
+# measured apart from the cache and memory contention above).
+# NRP_LANES=2 runs two lanes side by side as before: lane A the stock
+# kernels, lane B the built ones, each waiting for its kernel (and the
+# full tier's debug kernel split over both).
 all=named
 [ $# = 0 ] && all=all
 run_kernels() { # KERNEL... (then the named tests, after --)

@@ -1,12 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# The check tier runs one guest at a time by default, the kernel builds
-# at nice 19 and the host tests at SCHED_IDLE beside it (run-all.sh: "Kernel by
-# kernel"): on stand-in guests that each hold a lock for a second, no two
-# boots of the default run overlap, Debian's kernels boot before the built
-# one, and a host test runs at SCHED_IDLE.
+# The check tier runs one guest at a time by default (run-all.sh: "Kernel
+# by kernel"): on stand-in guests and pairs that each hold a lock for a
+# second, no two boots of the default run overlap, Debian's kernels boot
+# before the built one, a host test runs at SCHED_IDLE and a guest not,
+# and the run boots what two lanes do.
 #
-# With NRP_LANES=2, the check tier's two lanes share what is left when one of them is done
+# With NRP_LANES=2, the two lanes share what is left when one of them is done
 # (run-all.sh: late_run, host_help): stock 7.3's topology boot and stock
 # 6.1's isolcpus shape boot run once each, in whichever lane claims them
 # first, and so does every host test, with one result each wherever it
@@ -14,8 +14,8 @@
 # mode: every test passes at once) and stand-in host tests: the first and
 # the last of them, which the host tests' own two workers start with (one
 # from each end of the list), end only once all the others have run (or
-# fail after 30 minutes: the host tests run at SCHED_IDLE beside
-# the guests and the build), so the others must have run in the lanes, whatever
+# fail after 30 minutes: host tests run at SCHED_IDLE beside the guests
+# and the build), so the others must have run in the lanes, whatever
 # the machine's load. The run's time budget is judged at the mean of the
 # machine's speed measured at the start and at the end.
 . "$(dirname "$0")/lib.sh"
@@ -74,9 +74,10 @@ EOS
 	chmod +x "$work/$kind"
 done
 
-# The default: one guest at a time. The kernels in an order that puts the
-# built one first, which the lane must not follow; the run as a guest of
-# make check's own runs (SCHED_OTHER), not as this host test does.
+# The default: one guest at a time. NRP_KERNELS puts the built kernel
+# first, an order the lane must not follow. The stand-in run starts at
+# SCHED_OTHER, as make check's own does, not at this host test's
+# SCHED_IDLE, so that the policies it gives its parts show.
 # (measured: no NRP_HOST_RATIO, which the host tests' lib.sh sets)
 chrt --other -p 0 $$ 2>/dev/null || echo "note: cannot leave $(chrt -p $$): the policies below are inherited"
 env -u NRP_HOST_RATIO -u NRP_LANES NRP_KERNELS="debug-6.12 stock stock-7.3" NRP_CACHE=$cache \
