@@ -75,9 +75,11 @@ while IFS= read -r line; do
 	last=$(grep -E "^(# )?$sym[= ]" "$kdir/fragment.config" | tail -n1)
 	[ "$last" = "$line" ] || continue
 	if ! grep -qxF -- "$want" "$obj/.config"; then
-		# an option asked off whose dependencies are gone is off
-		case $want in "# "*) grep -qE "^(# )?$sym[= ]" "$obj/.config" || continue ;; esac
-		got=$(grep -E "^(# )?$sym[= ]" "$obj/.config" || echo "$sym absent")
+		got=$(grep -E "^(# )?$sym[= ]" "$obj/.config") || {
+			# an option asked off whose dependencies are gone is off
+			case $want in "# "*) continue ;; esac
+			got="$sym absent"
+		}
 		echo "config: wanted '$want', got '$got'" >&2
 		bad=1
 	fi
