@@ -7,8 +7,9 @@
 #   tools/vm/build-kernel.sh demo|p2p-6.12|debug-6.12
 #
 # The result lives in $NRP_CACHE/kernel/<flavour>-<key>/, where key hashes
-# the source version, the config fragments and this script: nothing is
-# rebuilt unless one of those changes. Prints the kernel directory.
+# the source version, the config fragments and patches, and the recipe
+# (nrp_kernel_key in lib.sh): nothing is rebuilt unless one of those
+# changes. Prints the kernel directory.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -61,30 +62,11 @@ make -s -C "$src" O="$obj" KCONFIG_ALLCONFIG="$kdir/fragment.config" \
 }
 
 # Every symbol the fragments ask for must have survived Kconfig's
-# dependency resolution; a silently dropped option is a broken guest.
-bad=0
-while IFS= read -r line; do
-	case "$line" in
-	CONFIG_*=*)	want=$line ;;
-	"# CONFIG_"*" is not set") want=$line ;;
-	*)		continue ;;
-	esac
-	sym=${want#\# }
-	sym=${sym%%[= ]*}
-	# the last assignment in the merged fragment wins
-	last=$(grep -E "^(# )?$sym[= ]" "$kdir/fragment.config" | tail -n1)
-	[ "$last" = "$line" ] || continue
-	if ! grep -qxF -- "$want" "$obj/.config"; then
-		got=$(grep -E "^(# )?$sym[= ]" "$obj/.config") || {
-			# an option asked off whose dependencies are gone is off
-			case $want in "# "*) continue ;; esac
-			got="$sym absent"
-		}
-		echo "config: wanted '$want', got '$got'" >&2
-		bad=1
-	fi
-done <"$kdir/fragment.config"
-[ "$bad" = 0 ] || nrp_die "config fragment not satisfiable (see above)"
+# dependency resolution (nrp_config_unmet; test_kernel_config.sh).
+unmet=$(nrp_config_unmet "$kdir/fragment.config" "$obj/.config") || {
+	echo "$unmet" | sed 's/^/config: /' >&2
+	nrp_die "config fragment not satisfiable (see above)"
+}
 
 # How many objects (kbuild's CC, LD, AR and AS steps) this kernel takes:
 # the count of its last build, else the one measured for the flavour and

@@ -176,6 +176,36 @@ nrp_apply_patch() { # SRC DEST PATCH
 	patch -s -p1 -d "$2" <"$3"
 }
 
+# The wishes of a merged config fragment that Kconfig did not keep: for
+# each symbol, its last assignment in FRAGMENT (the one that wins) against
+# the .config that allnoconfig made of it. Prints one "wanted '...', got
+# '...'" line for each and returns 1 if there is any: a silently dropped
+# option is a broken guest. An option asked off whose dependencies are
+# gone is absent from .config, and off: that is kept.
+nrp_config_unmet() { # FRAGMENT DOTCONFIG
+	local line want sym last got bad=0
+	[ -r "$1" ] && [ -r "$2" ] || { echo "no ${1} or no ${2}"; return 1; }
+	while IFS= read -r line; do
+		case $line in
+		CONFIG_*=*)	want=$line ;;
+		"# CONFIG_"*" is not set") want=$line ;;
+		*)		continue ;;
+		esac
+		sym=${want#\# }
+		sym=${sym%%[= ]*}
+		last=$(grep -E "^(# )?$sym[= ]" "$1" | tail -n1)
+		[ "$last" = "$line" ] || continue
+		grep -qxF -- "$want" "$2" && continue
+		got=$(grep -E "^(# )?$sym[= ]" "$2") || {
+			case $want in "# "*) continue ;; esac
+			got="$sym absent"
+		}
+		echo "wanted '$want', got '$got'"
+		bad=1
+	done <"$1"
+	return $bad
+}
+
 # Bump when the way a kernel is built changes (make targets, install
 # layout); editing the script's comments or progress output does not.
 NRP_KERNEL_RECIPE=1
