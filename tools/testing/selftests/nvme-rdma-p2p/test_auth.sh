@@ -16,9 +16,11 @@
 # with in-band authentication has the FFDHE groups, CRYPTO_DH_RFC7919_GROUPS)
 # and negotiated: the host's log names the hash and group it used.
 #
-# Re-authentication runs while fio writes: the trace shows every queue,
-# admin and I/O, exchanging its authentication messages again, the log
-# the admin queue's result, and fio reads back all it wrote.
+# Re-authentication runs while fio writes: the trace shows the queues
+# that authenticated at connect (every queue, admin and I/O, on 6.1 and
+# 6.12; the admin queue on 7.3, below) exchanging their authentication
+# messages again and no other queue any, the log the admin queue's
+# result, and fio reads back all it wrote.
 # nrp-timeout: 1200
 . "$(dirname "$0")/lib.sh"
 
@@ -234,7 +236,6 @@ end=$((SECONDS + 60 * NRP_SLOW))
 until reauth_done || [ $SECONDS -gt $end ]; do
 	nrp_nap 0.2
 done
-echo 0 >$E/enable
 reauth_done ||
 	nrp_fail "not the $reauth_nq queue(s) that authenticated at connect re-authenticated (qid, messages): $(auth_msgs | paste -sd, -)"
 nrp_running $fio_pid ||
@@ -245,6 +246,12 @@ nrp_dmesg_wait "$ctrl: qid 0: authenticated with hash hmac(sha256) dhgroup ffdhe
 nrp_dmesg_wait "$ctrl: qid 0: controller authenticated" 10 ||
 	nrp_fail "the controller's response was not checked on re-authentication"
 wait $fio_pid || { cat $log; nrp_fail "I/O failed across re-authentication"; }
+# still traced until fio's end, seconds after the admin queue's: a 7.3
+# host turns to the I/O queues only once qid 0 is done, so a queue that
+# should not re-authenticate and did shows here, not at the first check
+echo 0 >$E/enable
+reauth_done ||
+	nrp_fail "by fio's end, other queues than the $reauth_nq re-authenticated, or again (qid, messages): $(auth_msgs | paste -sd, -)"
 grep -q 'verify: bad' $log && nrp_fail "data corrupted across re-authentication"
 nrp_fio_all_verified $log $((mib * 1024)) "re-authentication under writes"
 [ "$(nrp_ctrl_state "$ctrl")" = live ] || nrp_fail "$ctrl $(nrp_ctrl_state "$ctrl") after re-authentication"
