@@ -183,18 +183,17 @@ nrp_apply_patch() { # SRC DEST PATCH
 # option is a broken guest. An option asked off whose dependencies are
 # gone is absent from .config, and off: that is kept.
 nrp_config_unmet() { # FRAGMENT DOTCONFIG
-	local line want sym last got bad=0
+	local want sym last got bad=0
 	[ -r "$1" ] && [ -r "$2" ] || { echo "no ${1} or no ${2}"; return 1; }
-	while IFS= read -r line; do
-		case $line in
-		CONFIG_*=*)	want=$line ;;
-		"# CONFIG_"*" is not set") want=$line ;;
-		*)		continue ;;
+	while IFS= read -r want; do
+		case $want in
+		CONFIG_*=* | "# CONFIG_"*" is not set") ;;
+		*)	continue ;;
 		esac
 		sym=${want#\# }
 		sym=${sym%%[= ]*}
 		last=$(grep -E "^(# )?$sym[= ]" "$1" | tail -n1)
-		[ "$last" = "$line" ] || continue
+		[ "$last" = "$want" ] || continue
 		grep -qxF -- "$want" "$2" && continue
 		got=$(grep -E "^(# )?$sym[= ]" "$2") || {
 			case $want in "# "*) continue ;; esac

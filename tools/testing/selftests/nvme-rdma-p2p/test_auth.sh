@@ -209,7 +209,7 @@ case $io_at_connect in
 1) reauth_nq=1 io_auth="the target asked no I/O queue to authenticate" ;;
 *) nrp_fail "I/O queues' fabrics commands at connect: $io_at_connect (1 or 6 each, all alike)" ;;
 esac
-echo "$io_auth: $((reauth_nq)) of $nq queues re-authenticate"
+echo "$io_auth: $reauth_nq of $nq queues re-authenticate"
 echo >$T/trace
 reauth_done() { # each queue that authenticated at connect sent 5 messages, no other any
 	[ "$(auth_msgs | awk -v n="$reauth_nq" '$2 == 5 && $1 < n' | wc -l)" = "$reauth_nq" ] &&

@@ -3,8 +3,8 @@
 # A P2P checkpoint over an authenticated association: the host and the
 # target prove their DH-HMAC-CHAP secrets on the Connect of each queue the
 # target asks to (every queue on nvmet of 6.1 and 6.12, the admin queue
-# alone on 7.3's: test_auth.sh), then 64 MiB go from simulated GPU memory to the remote namespace and
-# back, byte-exact, with the same counters as without authentication:
+# alone on 7.3's: test_auth.sh), then 64 MiB go from simulated GPU memory
+# to the remote namespace and back, byte-exact, with the same counters as without authentication:
 # P2P bytes exactly twice the payload, host-memory bytes zero.
 # Authentication is on the Connect only; the data path must not change.
 . "$(dirname "$0")/lib_p2p.sh"
